@@ -1,0 +1,102 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+// source is where a link parameter value came from, so that a conflict
+// (an ECN threshold above the buffer) is blamed on the line that caused it
+// rather than on every link it affects.
+type source struct {
+	field string // e.g. "stages.agg-core.buffer"; "" for defaults and already resolved values
+	pos   Pos
+	rank  int    // order of application: the value with the higher rank was applied later
+	what  string // describes a source without a field
+}
+
+func (s *source) describe() string {
+	switch {
+	case s.field == "":
+		return s.what
+	case s.pos.Line > 0:
+		return fmt.Sprintf("set by %s at line %d", s.field, s.pos.Line)
+	}
+	return "set by " + s.field
+}
+
+type value struct {
+	n   uint64
+	src *source
+}
+
+// change is a parsed Params block: the values to set, nil when inherited.
+type change struct{ rate, buffer, ecn, mtu *value }
+
+func defaults() change {
+	src := &source{what: "the default"}
+	return change{
+		rate:   &value{DefaultRate, src},
+		buffer: &value{DefaultBuffer, src},
+		ecn:    &value{DefaultECN, src},
+		mtu:    &value{DefaultMTU, src},
+	}
+}
+
+// compile parses p's values, reporting each bad one under path (the field
+// path of p itself, e.g. "stages.agg-core"). rank orders it among the
+// other blocks: later blocks override earlier ones.
+func (p *Params) compile(path string, rank int, pr *problems) change {
+	var c change
+	set := func(field string, n uint64) *value {
+		return &value{n, &source{field: joinField(path, field), pos: p.org.val(field), rank: rank}}
+	}
+	bad := func(field, format string, args ...any) {
+		pr.add(p.org.val(field), joinField(path, field), format, args...)
+	}
+	if p.Rate != "" {
+		switch v, err := units.ParseRate(p.Rate); {
+		case err != nil:
+			bad("rate", "%v", err)
+		case v == 0:
+			bad("rate", "must be greater than 0")
+		default:
+			c.rate = set("rate", v)
+		}
+	}
+	if p.Buffer != "" {
+		if v, err := units.ParseSize(p.Buffer); err != nil {
+			bad("buffer", "%v", err)
+		} else {
+			c.buffer = set("buffer", v)
+		}
+	}
+	if p.ECN != "" {
+		if strings.EqualFold(strings.TrimSpace(p.ECN), "off") {
+			c.ecn = set("ecn", 0)
+		} else if v, err := units.ParseSize(p.ECN); err != nil {
+			bad("ecn", `%v; or write "off" to disable marking`, err)
+		} else {
+			c.ecn = set("ecn", v)
+		}
+	}
+	if p.hasMTU() && !p.org.isBad("mtu") {
+		if p.MTU < MinMTU || p.MTU > MaxMTU {
+			bad("mtu", "%d is out of range; mtu must be from %d to %d bytes", p.MTU, MinMTU, MaxMTU)
+		} else {
+			c.mtu = set("mtu", uint64(p.MTU))
+		}
+	}
+	return c
+}
+
+// checkSetsSomething reports a block that sets no parameter at all, which
+// is always a mistake (usually a misplaced indentation). Blocks that
+// already have a decoding problem are skipped: that problem says more.
+func (p *Params) checkSetsSomething(at Pos, path string, pr *problems) {
+	if p.empty() && len(p.org.problems) == 0 {
+		pr.add(at, path, "sets nothing; give at least one of rate, buffer, ecn, mtu")
+	}
+}
