@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+)
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func (a *app) upCommand() *cobra.Command {
+	var name string
+	var workers int
+	cmd := &cobra.Command{
+		Use:         "up <topology.yaml>",
+		Short:       "Build a lab from a topology file",
+		Args:        cobra.ExactArgs(1),
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := lab.ValidateName(name); err != nil {
+				return err
+			}
+			t, err := topology.Load(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := a.store.Up(cmd.Context(), name, t, lab.UpOptions{TopologyFile: args[0], Workers: workers})
+			if err != nil {
+				return err
+			}
+			tm := st.Timings
+			fmt.Fprintf(a.stdout, "lab %s is up in %s (namespaces %s, links %s, config %s)\n",
+				name, seconds(tm.Total), seconds(tm.Namespaces), seconds(tm.Links), seconds(tm.Config))
+			fmt.Fprintf(a.stdout, "  %s\n", t)
+			fmt.Fprintf(a.stdout, "  try: ftlab status -n %s | ftlab exec -n %s %s -- ip addr | ftlab down -n %s\n",
+				name, name, t.Hosts()[0].Name, name)
+			return nil
+		},
+	}
+	addNameFlag(cmd, &name)
+	cmd.Flags().IntVar(&workers, "workers", 0, "parallel build workers (0: twice the CPU count)")
+	return cmd
+}
+
+func (a *app) downCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:         "down",
+		Short:       "Remove a lab and everything it made",
+		Args:        cobra.NoArgs,
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			if err := a.store.Down(name); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "lab %s is down in %s\n", name, seconds(time.Since(start)))
+			return nil
+		},
+	}
+	addNameFlag(cmd, &name)
+	return cmd
+}
+
+func (a *app) cleanupCommand() *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove every ftlab leftover (interrupted labs, stray namespaces)",
+		Long: `cleanup removes what an interrupted or killed ftlab left behind: labs whose build
+or teardown did not finish and namespaces named ftlab-* that no lab records. Labs
+that are up are kept unless --all is given; labs a running ftlab is working on are
+never touched. Nothing without ftlab's prefix is touched.`,
+		Args:        cobra.NoArgs,
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			actions, err := a.store.Cleanup(all)
+			if asJSON {
+				if actions == nil {
+					actions = []lab.CleanupAction{}
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(actions); jerr != nil {
+					return jerr
+				}
+				return err
+			}
+			if len(actions) == 0 {
+				fmt.Fprintln(a.stdout, "nothing to clean up")
+			}
+			for _, act := range actions {
+				verb := "kept   "
+				if act.Removed {
+					verb = "removed"
+				}
+				fmt.Fprintf(a.stdout, "%s lab %s (%d namespaces): %s\n", verb, act.Lab, len(act.Namespaces), act.Reason)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "also remove labs that are up")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON")
+	return cmd
+}
+
+func (a *app) listCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:         "list",
+		Short:       "List labs",
+		Args:        cobra.NoArgs,
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			names, err := a.store.List()
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				fmt.Fprintln(a.stdout, "no labs")
+				return nil
+			}
+			w := newTable(a.stdout)
+			fmt.Fprintln(w, "LAB\tPHASE\tTOPOLOGY\tCREATED")
+			for _, n := range names {
+				st, err := a.store.Read(n)
+				if err != nil {
+					fmt.Fprintf(w, "%s\tunreadable\t-\t-\n", n)
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n, st.Phase, st.Topology, st.Created.Local().Format(time.DateTime))
+			}
+			return w.Flush()
+		},
+	}
+}

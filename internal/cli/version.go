@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at link time (-X github.com/ftlab/ftlab/internal/cli.Version=...).
+var Version = "dev"
+
+// BuildInfo describes this binary.
+type BuildInfo struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+}
+
+// Build returns the version, commit and toolchain of this binary.
+func Build() BuildInfo {
+	b := BuildInfo{Version: Version, Commit: "unknown", Go: runtime.Version()}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Commit = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	return b
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print ftlab's version and commit",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			b := Build()
+			dirty := ""
+			if b.Modified {
+				dirty = " (modified)"
+			}
+			fmt.Fprintf(a.stdout, "ftlab %s commit %s%s %s\n", b.Version, b.Commit, dirty, b.Go)
+		},
+	}
+}

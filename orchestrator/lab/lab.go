@@ -1,0 +1,274 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+)
+
+// ErrExists says a lab of that name already exists.
+var ErrExists = errors.New("lab already exists")
+
+// ErrNotFound says there is no lab of that name.
+var ErrNotFound = errors.New("no such lab")
+
+// UpOptions tune Up.
+type UpOptions struct {
+	TopologyFile string // recorded for status
+	Workers      int    // parallel build workers; 0 picks a default
+}
+
+// Up builds the fabric of t as lab name. A second Up of a name that exists
+// fails with ErrExists. If the build fails or ctx is cancelled, nothing of
+// the lab remains.
+func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt UpOptions) (st *State, err error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := s.claim(name); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, s.existsError(name)
+		}
+		return nil, fmt.Errorf("lab %q: %w", name, err)
+	}
+	release, err := s.lock(name)
+	if err != nil {
+		_ = s.forget(name)
+		return nil, err
+	}
+	defer release()
+
+	planned := make([]string, 0, len(t.Nodes))
+	for i := range t.Nodes {
+		planned = append(planned, s.NamespaceName(name, t.Nodes[i].Name))
+	}
+	st = &State{
+		Namespaces:   planned,
+		Name:         name,
+		Phase:        PhaseBuilding,
+		Created:      time.Now().UTC(),
+		TopologyFile: opt.TopologyFile,
+		Topology:     t,
+	}
+	defer func() {
+		if err != nil {
+			// Build already removed what it made; sweep the prefix too
+			// in case the failure came from outside the build.
+			if rerr := s.removeLab(name, planned); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
+	// The record exists before the first namespace does.
+	if err := s.write(st); err != nil {
+		return nil, err
+	}
+	tm, err := fabric.Build(ctx, t, fabric.Options{
+		Namespace: s.Namer(name),
+		Workers:   opt.Workers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lab %q: %w", name, err)
+	}
+	st.Phase = PhaseUp
+	st.Timings = &tm
+	if err := s.write(st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (s *Store) existsError(name string) error {
+	st, err := s.Read(name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("lab %q: %w (its record is unreadable: %v); run `ftlab cleanup`", name, ErrExists, err)
+	case st.Phase == PhaseUp:
+		return fmt.Errorf("lab %q: %w (up since %s, topology %s); take it down first: ftlab down --name %s",
+			name, ErrExists, st.Created.Local().Format(time.DateTime), st.Topology.Name, name)
+	default:
+		return fmt.Errorf("lab %q: %w in phase %q (pid %d); if that process is gone, run `ftlab cleanup`",
+			name, ErrExists, st.Phase, st.PID)
+	}
+}
+
+// Down removes a lab: its namespaces, with every link in them, and its
+// record. Down of a lab that does not exist returns ErrNotFound.
+func (s *Store) Down(name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.labDir(name)); errors.Is(err, os.ErrNotExist) {
+		// Still sweep stray namespaces of that name: down must leave
+		// nothing, even when the record was lost.
+		stray, lerr := nsutil.List(s.NamespacePrefix(name))
+		if lerr != nil {
+			return lerr
+		}
+		if len(stray) == 0 {
+			return fmt.Errorf("lab %q: %w", name, ErrNotFound)
+		}
+		return fabric.Remove(stray)
+	}
+	release, err := s.lock(name)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var recorded []string
+	if st, err := s.Read(name); err == nil {
+		recorded = st.Namespaces
+		st.Phase = PhaseTearing
+		if err := s.write(st); err != nil {
+			return err
+		}
+	}
+	return s.removeLab(name, recorded)
+}
+
+// removeLab deletes the recorded namespaces and any other with the lab's
+// prefix, then the run directory. The caller holds the lock.
+func (s *Store) removeLab(name string, recorded []string) error {
+	stray, err := nsutil.List(s.NamespacePrefix(name))
+	if err != nil {
+		return err
+	}
+	if err := fabric.Remove(union(recorded, stray)); err != nil {
+		return fmt.Errorf("lab %q: %w", name, err)
+	}
+	return s.forget(name)
+}
+
+func union(a, b []string) []string {
+	seen := make(map[string]bool, len(a)+len(b))
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Get returns a lab's record.
+func (s *Store) Get(name string) (*State, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	st, err := s.Read(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("lab %q: %w", name, ErrNotFound)
+	}
+	return st, err
+}
+
+// CleanupAction is one thing Cleanup did or left alone, and why.
+type CleanupAction struct {
+	Lab        string   `json:"lab"`
+	Removed    bool     `json:"removed"`
+	Namespaces []string `json:"namespaces,omitempty"` // removed namespaces
+	Reason     string   `json:"reason"`
+}
+
+// Cleanup removes every ftlab leftover: labs whose build or teardown was
+// interrupted (their lock is free but they are not up), records without a
+// readable state, and namespaces with ftlab's prefix that no lab records.
+// Labs that are up are kept unless all is set. Labs a live ftlab process is
+// working on are never touched.
+func (s *Store) Cleanup(all bool) ([]CleanupAction, error) {
+	var actions []CleanupAction
+	var errs []error
+	labs, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range labs {
+		a, err := s.cleanupLab(name, all)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		actions = append(actions, a)
+	}
+	// Namespaces with ftlab's prefix whose lab has no record.
+	nss, err := nsutil.List(s.Prefix)
+	if err != nil {
+		return actions, errors.Join(append(errs, err)...)
+	}
+	orphans := map[string][]string{}
+	for _, ns := range nss {
+		lab, ok := s.labOfNamespace(ns)
+		if !ok {
+			continue // not a name ftlab makes: not ours to remove
+		}
+		if _, err := os.Stat(s.labDir(lab)); err == nil {
+			continue
+		}
+		orphans[lab] = append(orphans[lab], ns)
+	}
+	var names []string
+	for lab := range orphans {
+		names = append(names, lab)
+	}
+	sort.Strings(names)
+	for _, lab := range names {
+		a := CleanupAction{Lab: lab, Removed: true, Namespaces: orphans[lab], Reason: "namespaces without a record"}
+		if err := fabric.Remove(orphans[lab]); err != nil {
+			errs = append(errs, err)
+			a.Removed = false
+			a.Reason = err.Error()
+		}
+		actions = append(actions, a)
+	}
+	return actions, errors.Join(errs...)
+}
+
+func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
+	a := CleanupAction{Lab: name}
+	if ValidateName(name) != nil {
+		// Not a name ftlab gives: a stray directory in our run dir.
+		a.Removed, a.Reason = true, "invalid lab directory"
+		return a, s.forget(name)
+	}
+	release, err := s.lock(name)
+	if err != nil {
+		a.Reason = "in use by a running ftlab process"
+		if !errors.Is(err, ErrBusy) {
+			a.Reason = err.Error()
+			return a, err
+		}
+		return a, nil
+	}
+	defer release()
+	st, rerr := s.Read(name)
+	switch {
+	case rerr != nil:
+		a.Reason = "record unreadable or missing"
+	case st.Phase == PhaseUp && !all:
+		a.Reason = "lab is up (use --all, or ftlab down --name " + name + ")"
+		return a, nil
+	case st.Phase == PhaseUp:
+		a.Reason = "lab is up (--all)"
+	default:
+		a.Reason = fmt.Sprintf("interrupted while %s (pid %d gone)", st.Phase, st.PID)
+	}
+	var recorded []string
+	if st != nil {
+		recorded = st.Namespaces
+	}
+	present, _ := nsutil.List(s.NamespacePrefix(name))
+	a.Namespaces = present
+	if err := s.removeLab(name, recorded); err != nil {
+		a.Reason = err.Error()
+		return a, err
+	}
+	a.Removed = true
+	return a, nil
+}
