@@ -1,0 +1,138 @@
+// Package shaping gives a port the egress side of an emulated link: an HTB
+// qdisc that serves at the link's rate, so packets really wait.
+//
+// There is no netem or fq on ftlab's kernels (KERNEL-NOTES): the only
+// rate-limiting qdiscs are htb and tbf. HTB is used because it can also give
+// trimmed packet headers (NDP-style trimming) priority over data:
+//
+//	1:    htb, default class 1:20
+//	1:1   the link: rate = ceil = link rate
+//	1:10  high priority (trimmed headers): prio 0, may use the whole link
+//	1:20  data (everything else): prio 1, may use the whole link
+//
+// The data plane selects 1:10 by setting skb->priority to HighPriority.
+// Drops are the data plane's job: its virtual FIFO tail-drops at the
+// configured buffer, so the leaf queues here are made deep enough (through
+// the device's transmit queue length, which sizes HTB's default pfifo
+// leaves) never to drop first. A drop here is a fidelity problem, and is
+// reported by Stats.
+package shaping
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Handles of the qdisc and its classes.
+const (
+	rootHandle  = 0x10000 // 1:
+	linkClass   = 0x10001 // 1:1
+	highClass   = 0x10010 // 1:10
+	dataClass   = 0x10020 // 1:20
+	defaultLeaf = 0x20    // minor of dataClass
+)
+
+// HighPriority is the skb->priority that puts a packet in the high-priority
+// class (TC_H_MAKE(1, 0x10)).
+const HighPriority = highClass
+
+// minFrame is the smallest frame a leaf queue is sized for.
+const minFrame = 64
+
+// Link is one direction of an emulated link, seen from its sending port.
+type Link struct {
+	RateBps     uint64 // serialization rate, bits per second
+	BufferBytes uint64 // the data plane's buffer; leaves are deeper than this
+	MTU         int
+}
+
+// LeafQueueLen is the transmit queue length that makes HTB's pfifo leaves
+// hold twice the buffer in minimum-size frames.
+func LeafQueueLen(l Link) int {
+	n := int(2 * l.BufferBytes / minFrame)
+	return max(n, 1000)
+}
+
+// Install replaces the root qdisc of link with the HTB tree at the link's
+// rate. It acts in the namespace of the handle.
+func Install(h *netlink.Handle, link netlink.Link, l Link) error {
+	if l.RateBps == 0 {
+		return errors.New("shaping: rate must be positive")
+	}
+	name := link.Attrs().Name
+	if err := h.LinkSetTxQLen(link, LeafQueueLen(l)); err != nil {
+		return fmt.Errorf("shaping %s: set txqueuelen: %w", name, err)
+	}
+	_ = Remove(h, link)
+	idx := link.Attrs().Index
+	q := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: rootHandle, Parent: netlink.HANDLE_ROOT})
+	q.Defcls = defaultLeaf
+	if err := h.QdiscAdd(q); err != nil {
+		return fmt.Errorf("shaping %s: add htb: %w", name, err)
+	}
+	// Bursts of a little more than one MTU keep the service smooth: HTB
+	// would otherwise let a whole tick's worth of bytes out at once.
+	burst := uint32(2 * l.MTU)
+	classes := []struct {
+		handle, parent uint32
+		prio           uint32
+	}{
+		{linkClass, rootHandle, 0},
+		{highClass, linkClass, 0},
+		{dataClass, linkClass, 1},
+	}
+	for _, c := range classes {
+		cl := netlink.NewHtbClass(
+			netlink.ClassAttrs{LinkIndex: idx, Handle: c.handle, Parent: c.parent},
+			netlink.HtbClassAttrs{Rate: l.RateBps, Ceil: l.RateBps, Buffer: burst, Cbuffer: burst, Prio: c.prio},
+		)
+		if err := h.ClassAdd(cl); err != nil {
+			return fmt.Errorf("shaping %s: add class %x:%x: %w", name, c.handle>>16, c.handle&0xffff, err)
+		}
+	}
+	return nil
+}
+
+// Remove deletes the shaping qdisc of link, if any.
+func Remove(h *netlink.Handle, link netlink.Link) error {
+	q := &netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index, Handle: rootHandle, Parent: netlink.HANDLE_ROOT}, QdiscType: "htb"}
+	if err := h.QdiscDel(q); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("shaping %s: remove: %w", link.Attrs().Name, err)
+	}
+	return nil
+}
+
+// Stats are the qdisc's own counters for a port.
+type Stats struct {
+	Installed    bool   `json:"installed"`
+	SentBytes    uint64 `json:"sent_bytes"`
+	SentPackets  uint32 `json:"sent_packets"`
+	Drops        uint32 `json:"drops"` // drops in the qdisc: should stay 0
+	Overlimits   uint32 `json:"overlimits"`
+	BacklogBytes uint32 `json:"backlog_bytes"`
+	BacklogPkts  uint32 `json:"backlog_packets"`
+}
+
+// Read returns the root qdisc's counters for link.
+func Read(h *netlink.Handle, link netlink.Link) (Stats, error) {
+	qs, err := h.QdiscList(link)
+	if err != nil {
+		return Stats{}, fmt.Errorf("shaping %s: list qdiscs: %w", link.Attrs().Name, err)
+	}
+	for _, q := range qs {
+		a := q.Attrs()
+		if a.Handle != rootHandle || q.Type() != "htb" || a.Statistics == nil {
+			continue
+		}
+		s := a.Statistics
+		return Stats{
+			Installed: true, SentBytes: s.Basic.Bytes, SentPackets: s.Basic.Packets,
+			Drops: s.Queue.Drops, Overlimits: s.Queue.Overlimits,
+			BacklogBytes: s.Queue.Backlog, BacklogPkts: s.Queue.Qlen,
+		}, nil
+	}
+	return Stats{}, nil
+}

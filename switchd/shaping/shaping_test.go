@@ -1,0 +1,105 @@
+package shaping_test
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd/shaping"
+)
+
+// TestPacketsWait shapes a host's port to 10 Mbit/s, sends a burst much
+// faster than that, and checks that the burst queues in the qdisc and
+// arrives no sooner than the link rate allows, with no drop in the qdisc.
+func TestPacketsWait(t *testing.T) {
+	testlab.RequireRoot(t)
+	topo, err := topology.NewLeafSpine(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := testlab.Prefix(t)
+	name := testlab.Namer(prefix)
+	if _, err := fabric.Build(context.Background(), topo, fabric.Options{Namespace: name}); err != nil {
+		t.Fatal(err)
+	}
+	host := topo.Hosts()[0]
+	port := topo.Links[host.Ports[0].Link]
+	leaf, _ := topo.Node(port.B.Node)
+	const rate, n, size = 10_000_000, 100, 1000
+	l := shaping.Link{RateBps: rate, BufferBytes: 64 << 10, MTU: port.MTU}
+
+	var rx net.PacketConn
+	if err := nsutil.DoNamed(name(leaf.Name), func() error {
+		var err error
+		rx, err = net.ListenPacket("udp4", netip.AddrPortFrom(leaf.Addr, 9).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+
+	var stats shaping.Stats
+	var sent time.Time
+	err = nsutil.DoNamed(name(host.Name), func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		link, err := h.LinkByName(port.A.Ifname)
+		if err != nil {
+			return err
+		}
+		if err := shaping.Install(h, link, l); err != nil {
+			return err
+		}
+		if err := shaping.Install(h, link, l); err != nil { // idempotent
+			return err
+		}
+		tx, err := net.Dial("udp4", netip.AddrPortFrom(leaf.Addr, 9).String())
+		if err != nil {
+			return err
+		}
+		defer tx.Close()
+		sent = time.Now()
+		buf := make([]byte, size)
+		for i := 0; i < n; i++ {
+			if _, err := tx.Write(buf); err != nil {
+				return err
+			}
+		}
+		stats, err = shaping.Read(h, link)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stats.Installed || stats.BacklogPkts == 0 {
+		t.Errorf("right after the burst: %+v, want packets waiting in the qdisc", stats)
+	}
+	buf := make([]byte, 2048)
+	_ = rx.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for i := 0; i < n; i++ {
+		if _, _, err := rx.ReadFrom(buf); err != nil {
+			t.Fatalf("received %d of %d: %v", i, n, err)
+		}
+	}
+	elapsed := time.Since(sent)
+	// Each frame is the payload plus UDP, IPv4 and Ethernet headers.
+	ideal := time.Duration(float64(n*(size+8+20+14)*8) / rate * float64(time.Second))
+	if elapsed < ideal*8/10 {
+		t.Errorf("burst of %d bytes arrived in %v; a %d bit/s link needs at least %v", n*size, elapsed, rate, ideal)
+	}
+	t.Logf("burst arrived in %v (ideal %v), qdisc after burst: %+v", elapsed, ideal, stats)
+	if stats.Drops != 0 {
+		t.Errorf("qdisc dropped %d packets", stats.Drops)
+	}
+}
