@@ -1,0 +1,69 @@
+// Package bpf is the data plane of an ftlab switch: eBPF programs (C in
+// c/, compiled by bpf2go) and a small typed Go API to load, attach and
+// configure one instance per switch.
+//
+// # Model
+//
+// A switch is a network namespace whose ports are veths. One [Switch]
+// (programs plus maps) is loaded per switch; the control plane calls its
+// methods on an OS thread that is inside the switch's namespace, because
+// ifindexes (attach, SetPort's DEVMAP entry) are resolved in the calling
+// thread's namespace.
+//
+// Ports are numbered 0..MaxPorts-1 by the control plane (downlinks first,
+// then uplinks, as in the topology model). Routes live in an LPM trie keyed
+// by destination prefix and are DOWN (one port), UP (a group: the policy
+// picks one of the group's valid uplinks) or LOCAL. A group's valid set is
+// a 64-bit bitmap of uplink indexes; uplink index u is port Uplinks[u].
+// Every policy chooses among the same valid set: ecmp (flow hash with a
+// per-switch seed), ofan/pofan (per-destination round-robin pointers whose
+// order and start the control plane writes; pofan has one pointer per
+// ingress pipe), rr (one identity-order pointer for the switch), random, and
+// ar (least backlogged uplink in the link model, quantized, ties random).
+// A route's group names its pointers; its valid set (by default the same
+// index, see [UpSet]) names the bitmap it chooses from.
+//
+// # Two modes
+//
+// Line-rate mode: xdp_ingress does everything and forwards with
+// bpf_redirect_map into a DEVMAP. XDP_REDIRECT bypasses every qdisc of the
+// egress veth, so there is no queue: links run as fast as the CPU.
+//
+// Shaped mode: xdp_ingress does only the PHY stage (admin state, random
+// corruption loss, rx counters) and the L3 sanity checks (non-IPv4,
+// malformed, to-local, TTL), then XDP_PASS. tc_shaped (TCX ingress) routes,
+// chooses the uplink, runs the egress port's virtual FIFO (tail drop,
+// trimming, ECN CE marking, queue statistics) and forwards with
+// bpf_redirect(ifindex, 0), which does go through the egress veth's qdisc:
+// the htb/tbf the control plane installs at the link rate makes the real
+// waiting. The forwarding decision is made once, in TC; nothing is handed
+// from XDP to TC through XDP metadata. Reasons: BPF_PROG_TEST_RUN cannot
+// feed metadata to a TC program, so a metadata-driven TC program could not
+// be tested on its own; ar wants the FIFO state at the moment of the
+// enqueue; and pointer counters then advance exactly once per packet. The
+// cost is a second header parse (a few ns).
+//
+// Both programs must be attached on every port in both modes (XDP native,
+// TCX ingress); mode changes are then a SetConfig away. XDP_REDIRECT into a
+// veth needs NAPI on the receiving peer: attach the xdp_pass program
+// ([Switch.AttachXDPPass]) to host-facing peer veths, or turn GRO on there.
+// In shaped mode turn GRO off on switch ports, or the link model accounts
+// GRO super-packets as one packet.
+//
+// # Pinning
+//
+// With Options.PinDir (a bpffs directory) the instance and every later
+// attachment are pinned and outlive the process; [Open] reopens them and
+// [Switch.Unpin] releases them. See README.md for the layout.
+//
+// # Counters
+//
+// Per port, per CPU (summed by [Switch.PortCounters]): rx (every frame
+// that arrived, before any drop), tx (forwarded out of the port), drops by
+// cause, trimmed, CE marked, to-local. Ingress causes are charged to the
+// ingress port; egress ones (tx, buffer, trimmed, CE, link down at the
+// egress) to the egress port. [Switch.QueueStats] returns the FIFO
+// statistics: packets and bytes accepted, max backlog, the time integral
+// of the backlog (mean = integral / elapsed) and a histogram of the
+// backlog seen by arriving packets.
+package bpf

@@ -1,0 +1,167 @@
+package bpf
+
+import (
+	"fmt"
+	"math"
+	"net"
+)
+
+// PortConfig is one switch port.
+type PortConfig struct {
+	Ifindex int              // the port's veth in the switch namespace
+	MAC     net.HardwareAddr // own MAC: source of frames sent on the port
+	PeerMAC net.HardwareAddr // the neighbour's MAC: destination of those frames
+	Up      bool             // false: the link failed, drop everything in and out
+	// CorruptProb is the probability in [0, 1] that a frame arriving on
+	// the port is lost to corruption.
+	CorruptProb float64
+	RateBps     uint64 // link model rate in bits/s (shaped mode); 0 = no model
+	BufferBytes uint64 // link model buffer (egress queue capacity)
+	ECNBytes    uint64 // CE-mark ECT packets above this backlog; 0 = off
+	Uplink      int    // uplink index of this port, or -1 for a downlink
+}
+
+func (s *Switch) checkPort(port int) error {
+	if port < 0 || port >= s.opts.MaxPorts {
+		return fmt.Errorf("bpf: port %d out of range (0..%d)", port, s.opts.MaxPorts-1)
+	}
+	return nil
+}
+
+// corruptThreshold maps a probability to the u32 threshold and the
+// "always" flag used by the PHY stage (drop if prandom32 < thr).
+func corruptThreshold(p float64) (thr uint32, all uint8, err error) {
+	switch {
+	case math.IsNaN(p) || p < 0 || p > 1:
+		return 0, 0, fmt.Errorf("corruption probability %v not in [0, 1]", p)
+	case p == 1:
+		return math.MaxUint32, 1, nil
+	}
+	return uint32(p * (1 << 32)), 0, nil
+}
+
+func macBytes(dst *[6]uint8, mac net.HardwareAddr, what string) error {
+	if len(mac) == 0 {
+		*dst = [6]uint8{}
+		return nil
+	}
+	if len(mac) != 6 {
+		return fmt.Errorf("%s %s is not a 48-bit MAC", what, mac)
+	}
+	copy(dst[:], mac)
+	return nil
+}
+
+// SetPort writes a port's configuration, its ifindex->port entry (used to
+// find the ingress port), its DEVMAP entry (resolved in the calling
+// thread's namespace) and, for an uplink, uplinks[Uplink] = port (the
+// uplink count grows to cover it).
+func (s *Switch) SetPort(port int, pc PortConfig) error {
+	if err := s.checkPort(port); err != nil {
+		return err
+	}
+	if pc.Ifindex <= 0 {
+		return fmt.Errorf("bpf: port %d: invalid ifindex %d", port, pc.Ifindex)
+	}
+	if pc.Uplink < -1 || pc.Uplink >= MaxUplinks {
+		return fmt.Errorf("bpf: port %d: uplink index %d out of range (-1..%d)", port, pc.Uplink, MaxUplinks-1)
+	}
+	v := xdpIngressPortCfg{
+		Ifindex:     uint32(pc.Ifindex),
+		Configured:  1,
+		Uplink:      int32(pc.Uplink),
+		RateBps:     pc.RateBps,
+		BufferBytes: pc.BufferBytes,
+		EcnBytes:    pc.ECNBytes,
+		HistWidth:   max(1, pc.BufferBytes/HistBuckets),
+	}
+	if pc.Up {
+		v.AdminUp = 1
+	}
+	if pc.RateBps > 0 {
+		v.MaxDelayNs = math.MaxUint64 / pc.RateBps
+	}
+	var err error
+	if v.CorruptThr, v.CorruptAll, err = corruptThreshold(pc.CorruptProb); err != nil {
+		return fmt.Errorf("bpf: port %d: %w", port, err)
+	}
+	if err := macBytes(&v.Mac, pc.MAC, "MAC"); err != nil {
+		return fmt.Errorf("bpf: port %d: %w", port, err)
+	}
+	if err := macBytes(&v.PeerMac, pc.PeerMAC, "peer MAC"); err != nil {
+		return fmt.Errorf("bpf: port %d: %w", port, err)
+	}
+
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	key := uint32(port)
+	if err := s.maps.TxPorts.Put(key, uint32(pc.Ifindex)); err != nil {
+		return fmt.Errorf("bpf: port %d: DEVMAP entry for ifindex %d (is it in this thread's namespace?): %w", port, pc.Ifindex, err)
+	}
+	if err := s.maps.Ports.Put(key, &v); err != nil {
+		return fmt.Errorf("bpf: port %d: write config: %w", port, err)
+	}
+	if old, ok := s.ifOf[port]; ok && old != uint32(pc.Ifindex) {
+		if err := s.maps.If2port.Delete(old); err != nil {
+			return fmt.Errorf("bpf: port %d: forget ifindex %d: %w", port, old, err)
+		}
+	}
+	if err := s.maps.If2port.Put(uint32(pc.Ifindex), key); err != nil {
+		return fmt.Errorf("bpf: port %d: map ifindex %d: %w", port, pc.Ifindex, err)
+	}
+	s.ifOf[port] = uint32(pc.Ifindex)
+	if pc.Uplink >= 0 {
+		if err := s.maps.Uplinks.Put(uint32(pc.Uplink), key); err != nil {
+			return fmt.Errorf("bpf: port %d: uplink %d: %w", port, pc.Uplink, err)
+		}
+		if n := uint32(pc.Uplink) + 1; n > s.cfg.N_uplinks {
+			s.cfg.N_uplinks = n
+			return s.writeCfg()
+		}
+	}
+	return nil
+}
+
+// updatePort applies f to a port's stored configuration.
+func (s *Switch) updatePort(port int, f func(*xdpIngressPortCfg)) error {
+	if err := s.checkPort(port); err != nil {
+		return err
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	var v xdpIngressPortCfg
+	if err := s.maps.Ports.Lookup(uint32(port), &v); err != nil {
+		return fmt.Errorf("bpf: port %d: read config: %w", port, err)
+	}
+	if v.Configured == 0 {
+		return fmt.Errorf("bpf: port %d is not configured", port)
+	}
+	f(&v)
+	if err := s.maps.Ports.Put(uint32(port), &v); err != nil {
+		return fmt.Errorf("bpf: port %d: write config: %w", port, err)
+	}
+	return nil
+}
+
+// SetPortUp sets a configured port's admin state (false: link failed).
+func (s *Switch) SetPortUp(port int, up bool) error {
+	return s.updatePort(port, func(v *xdpIngressPortCfg) {
+		v.AdminUp = 0
+		if up {
+			v.AdminUp = 1
+		}
+	})
+}
+
+// SetCorruption sets a configured port's ingress corruption probability.
+func (s *Switch) SetCorruption(port int, p float64) error {
+	thr, all, err := corruptThreshold(p)
+	if err != nil {
+		return fmt.Errorf("bpf: port %d: %w", port, err)
+	}
+	return s.updatePort(port, func(v *xdpIngressPortCfg) { v.CorruptThr, v.CorruptAll = thr, all })
+}
