@@ -34,12 +34,17 @@ bench:
 generate:
 	$(GO) generate ./...
 
-# The main job on the shipped default topology: build a k=4 lab, show it,
-# probe every link, take it down.
+# The main job on the shipped default topology: a k=4 fat tree with the
+# eBPF switch running Ofan; every host pings every other host, a core link
+# fails and the switches reconverge, per-direction counters, teardown.
 demo: build
 	@./$(BIN) down -n $(DEMO_LAB) >/dev/null 2>&1 || true
-	./$(BIN) up topologies/fattree-k4.yaml -n $(DEMO_LAB)
-	./$(BIN) status -n $(DEMO_LAB) --probe || { ./$(BIN) down -n $(DEMO_LAB); exit 1; }
+	./$(BIN) up topologies/fattree-k4.yaml -n $(DEMO_LAB) --policy ofan
+	@{ ./$(BIN) status -n $(DEMO_LAB) --probe | head -4 && \
+	  ./$(BIN) pingall -n $(DEMO_LAB) && \
+	  ./$(BIN) link down a0-0 c0-0 -n $(DEMO_LAB) && \
+	  ./$(BIN) pingall -n $(DEMO_LAB) && \
+	  ./$(BIN) stats -n $(DEMO_LAB); } || { ./$(BIN) down -n $(DEMO_LAB); exit 1; }
 	./$(BIN) down -n $(DEMO_LAB)
 
 clean:

@@ -9,13 +9,15 @@ import (
 
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 func (a *app) upCommand() *cobra.Command {
-	var name string
+	var name, policy string
 	var workers int
+	var dp switchd.Config
 	cmd := &cobra.Command{
 		Use:         "up <topology.yaml>",
 		Short:       "Build a lab from a topology file",
@@ -25,18 +27,25 @@ func (a *app) upCommand() *cobra.Command {
 			if err := lab.ValidateName(name); err != nil {
 				return err
 			}
+			if policy != "" {
+				var err error
+				if dp.EdgePolicy, dp.AggPolicy, err = switchd.ParsePolicyFlag(policy); err != nil {
+					return err
+				}
+			}
 			t, err := topology.Load(args[0])
 			if err != nil {
 				return err
 			}
-			st, err := a.store.Up(cmd.Context(), name, t, lab.UpOptions{TopologyFile: args[0], Workers: workers})
+			st, err := a.store.Up(cmd.Context(), name, t, lab.UpOptions{TopologyFile: args[0], Workers: workers, DataPlane: dp})
 			if err != nil {
 				return err
 			}
 			tm := st.Timings
-			fmt.Fprintf(a.stdout, "lab %s is up in %s (namespaces %s, links %s, config %s)\n",
-				name, seconds(tm.Total), seconds(tm.Namespaces), seconds(tm.Links), seconds(tm.Config))
+			fmt.Fprintf(a.stdout, "lab %s is up in %s (namespaces %s, links %s, config %s, data plane %s)\n",
+				name, seconds(tm.Total+st.DataPlaneTime), seconds(tm.Namespaces), seconds(tm.Links), seconds(tm.Config), seconds(st.DataPlaneTime))
 			fmt.Fprintf(a.stdout, "  %s\n", t)
+			fmt.Fprintf(a.stdout, "  data plane: %s\n", describeDataPlane(st.DataPlane))
 			fmt.Fprintf(a.stdout, "  try: ftlab status -n %s | ftlab exec -n %s %s -- ip addr | ftlab down -n %s\n",
 				name, name, t.Hosts()[0].Name, name)
 			return nil
@@ -44,7 +53,30 @@ func (a *app) upCommand() *cobra.Command {
 	}
 	addNameFlag(cmd, &name)
 	cmd.Flags().IntVar(&workers, "workers", 0, "parallel build workers (0: twice the CPU count)")
+	f := cmd.Flags()
+	f.StringVar((*string)(&dp.DataPlane), "dataplane", string(switchd.DataPlaneBPF), "what forwards in the switches: bpf, kernel or none")
+	f.StringVar(&dp.Mode, "mode", switchd.ModeLineRate, "eBPF switch mode: linerate (XDP redirect, no queues) or shaped (HTB at link rate, link model)")
+	f.StringVar(&policy, "policy", "ecmp", "uplink policy: ecmp, ofan, pofan, rr, random, ar; or per layer: edge=ofan,agg=ecmp")
+	f.IntVar(&dp.PipeSize, "pipe-size", switchd.DefaultPipeSize, "pofan: ingress ports per pipe")
+	f.IntVar(&dp.AckThreshold, "ack-threshold", switchd.DefaultAckThreshold, "packets of at most this many IPv4 bytes use the ACK pointers")
+	f.BoolVar(&dp.Trim, "trim", false, "shaped mode: trim data packets to their headers instead of dropping them")
+	f.Uint64Var(&dp.Seed, "seed", 1, "seed of ECMP hash seeds and Ofan pointer starts")
+	f.DurationVar(&dp.ConvergenceDelay, "convergence-delay", switchd.DefaultConvergenceDelay, "how long switches keep routes through a failed link")
 	return cmd
+}
+
+func describeDataPlane(c switchd.Config) string {
+	switch c.DataPlane {
+	case switchd.DataPlaneBPF:
+		s := fmt.Sprintf("eBPF switch, %s, policy edge=%s agg=%s", c.Mode, c.EdgePolicy, c.AggPolicy)
+		if c.Trim {
+			s += ", trimming"
+		}
+		return s
+	case switchd.DataPlaneKernel:
+		return "kernel IP forwarding (multipath routes)"
+	}
+	return "none (links only)"
 }
 
 func (a *app) downCommand() *cobra.Command {

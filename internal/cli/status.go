@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // statusView is `ftlab status --json`: the lab's record joined with what the
@@ -26,6 +28,8 @@ type statusView struct {
 	Health       health               `json:"health"`
 	Nodes        []nodeView           `json:"nodes"`
 	Links        []linkView           `json:"links"`
+	DataPlane    switchd.Config       `json:"dataplane"`
+	FailedLinks  []string             `json:"failed_links,omitempty"`
 	Probes       []fabric.ProbeResult `json:"probes,omitempty"`
 	Timings      *fabric.Timings      `json:"timings,omitempty"`
 }
@@ -47,6 +51,7 @@ type health struct {
 	NamespacesPresent int  `json:"namespaces_present"`
 	Links             int  `json:"links"`
 	LinksUp           int  `json:"links_up"`
+	LinksFailed       int  `json:"links_failed"` // failed on purpose (ftlab link down)
 	ProbesOK          *int `json:"probes_ok,omitempty"`
 	OK                bool `json:"ok"`
 }
@@ -94,6 +99,7 @@ func buildStatus(st *lab.State, nsName func(string) string, live map[string]fabr
 	v := statusView{
 		Lab: st.Name, Phase: st.Phase, PID: st.PID, Created: st.Created,
 		TopologyFile: st.TopologyFile, Timings: st.Timings,
+		DataPlane: st.DataPlane, FailedLinks: lab.FailedLinks(st),
 		Topology: topologySummary{
 			Name: t.Name, Kind: t.Kind, K: t.K, Leaves: t.Leaves, Spines: t.Spines, HostsPerLeaf: t.HostsPerLeaf,
 			Hosts: t.Count(topology.RoleHost), Switches: len(t.Switches()), Links: len(t.Links),
@@ -109,17 +115,23 @@ func buildStatus(st *lab.State, nsName func(string) string, live map[string]fabr
 			v.Health.NamespacesPresent++
 		}
 	}
+	failed := switchd.FailedSet(st.Failed)
 	for _, l := range t.Links {
 		lv := linkView{Name: l.Name, Stage: l.Stage, MTU: l.MTU, A: endState(live, l.A), B: endState(live, l.B), Up: l.Up, Down: l.Down}
-		lv.State = "down"
-		if lv.A.State == "up" && lv.B.State == "up" {
+		switch {
+		case failed[l.ID]:
+			lv.State = "failed"
+			v.Health.LinksFailed++
+		case lv.A.State == "up" && lv.B.State == "up":
 			lv.State = "up"
 			v.Health.LinksUp++
+		default:
+			lv.State = "down"
 		}
 		v.Links = append(v.Links, lv)
 	}
 	v.Health.Namespaces, v.Health.Links = len(t.Nodes), len(t.Links)
-	v.Health.OK = v.Health.NamespacesPresent == v.Health.Namespaces && v.Health.LinksUp == v.Health.Links
+	v.Health.OK = v.Health.NamespacesPresent == v.Health.Namespaces && v.Health.LinksUp+v.Health.LinksFailed == v.Health.Links
 	return v
 }
 
@@ -186,7 +198,11 @@ func (a *app) printStatus(v statusView) error {
 	}
 	fmt.Fprintln(a.stdout)
 	h := v.Health
+	fmt.Fprintf(a.stdout, "dataplane %s\n", describeDataPlane(v.DataPlane))
 	fmt.Fprintf(a.stdout, "health    %d/%d namespaces present, %d/%d links up", h.NamespacesPresent, h.Namespaces, h.LinksUp, h.Links)
+	if h.LinksFailed > 0 {
+		fmt.Fprintf(a.stdout, ", %d failed on purpose (%s)", h.LinksFailed, strings.Join(v.FailedLinks, ", "))
+	}
 	if h.ProbesOK != nil {
 		fmt.Fprintf(a.stdout, ", %d/%d link probes delivered", *h.ProbesOK, len(v.Probes))
 	}
@@ -213,7 +229,7 @@ func (a *app) printStatus(v statusView) error {
 	fmt.Fprintln(w, "LINK\tSTAGE\tMTU\tUP\tDOWN\tSTATE")
 	for _, l := range v.Links {
 		state := l.State
-		if state != "up" {
+		if state == "down" {
 			state = fmt.Sprintf("DOWN (%s %s, %s %s)", l.A.Node, l.A.State, l.B.Node, l.B.State)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", l.Name, l.Stage, l.MTU, params(l.Up), params(l.Down), state)

@@ -11,6 +11,7 @@ import (
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // ErrExists says a lab of that name already exists.
@@ -21,8 +22,9 @@ var ErrNotFound = errors.New("no such lab")
 
 // UpOptions tune Up.
 type UpOptions struct {
-	TopologyFile string // recorded for status
-	Workers      int    // parallel build workers; 0 picks a default
+	TopologyFile string         // recorded for status
+	Workers      int            // parallel build workers; 0 picks a default
+	DataPlane    switchd.Config // what forwards; zero value: the eBPF switch with defaults
 }
 
 // Up builds the fabric of t as lab name. A second Up of a name that exists
@@ -31,6 +33,10 @@ type UpOptions struct {
 func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt UpOptions) (st *State, err error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
+	}
+	dp := opt.DataPlane.WithDefaults()
+	if err := dp.Validate(); err != nil {
+		return nil, fmt.Errorf("lab %q: data plane: %w", name, err)
 	}
 	if err := s.claim(name); err != nil {
 		if errors.Is(err, os.ErrExist) {
@@ -56,6 +62,8 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 		Created:      time.Now().UTC(),
 		TopologyFile: opt.TopologyFile,
 		Topology:     t,
+		DataPlane:    dp,
+		PinRoot:      s.pinRoot(name),
 	}
 	defer func() {
 		if err != nil {
@@ -77,8 +85,13 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 	if err != nil {
 		return nil, fmt.Errorf("lab %q: %w", name, err)
 	}
-	st.Phase = PhaseUp
 	st.Timings = &tm
+	t0 := time.Now()
+	if err := s.Control(st).Install(ctx); err != nil {
+		return nil, fmt.Errorf("lab %q: %w", name, err)
+	}
+	st.DataPlaneTime = time.Since(t0)
+	st.Phase = PhaseUp
 	if err := s.write(st); err != nil {
 		return nil, err
 	}

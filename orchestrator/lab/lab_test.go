@@ -6,8 +6,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // newStore gives each test its own run directory and namespace prefix.
@@ -51,6 +53,10 @@ func TestUpDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.DataPlane.DataPlane != switchd.DataPlaneBPF || !bpffs.IsMounted(st.PinRoot) {
+		t.Errorf("default data plane %q, pins at %s mounted=%v; want bpf pinned in the lab's bpffs",
+			st.DataPlane.DataPlane, st.PinRoot, bpffs.IsMounted(st.PinRoot))
+	}
 	if st.Phase != PhaseUp || len(st.Namespaces) != 36 {
 		t.Errorf("state = %s with %d namespaces, want up with 36", st.Phase, len(st.Namespaces))
 	}
@@ -58,7 +64,7 @@ func TestUpDown(t *testing.T) {
 	if err != nil || got.Phase != PhaseUp || got.Topology.K != 4 || len(got.Topology.Links) != 48 {
 		t.Fatalf("Get = %+v, %v", got, err)
 	}
-	if _, err := s.Up(context.Background(), name, topo, UpOptions{}); !errors.Is(err, ErrExists) {
+	if _, err := s.Up(context.Background(), name, topo, UpOptions{DataPlane: switchd.Config{DataPlane: switchd.DataPlaneNone}}); !errors.Is(err, ErrExists) {
 		t.Errorf("second Up: err = %v, want ErrExists", err)
 	}
 	if err := s.Down(name); err != nil {
@@ -66,6 +72,9 @@ func TestUpDown(t *testing.T) {
 	}
 	if left := testlab.Remaining(t, s.NamespacePrefix(name)); len(left) != 0 {
 		t.Errorf("after Down: %v remain", left)
+	}
+	if bpffs.IsMounted(st.PinRoot) {
+		t.Errorf("after Down: the lab's bpffs is still mounted at %s", st.PinRoot)
 	}
 	if _, err := os.Stat(s.labDir(name)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run directory still present: %v", err)
@@ -81,7 +90,7 @@ func TestTwoLabsSideBySide(t *testing.T) {
 	topo := testlab.Topology(t, "fattree-k4")
 	a, b := "one", "two"
 	for _, n := range []string{a, b} {
-		if _, err := s.Up(context.Background(), n, topo, UpOptions{}); err != nil {
+		if _, err := s.Up(context.Background(), n, topo, UpOptions{DataPlane: switchd.Config{DataPlane: switchd.DataPlaneNone}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +116,7 @@ func TestUpRefusesBusyAndLeftover(t *testing.T) {
 	if err := s.write(&State{Name: name, Phase: PhaseBuilding}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Up(context.Background(), name, testlab.Topology(t, "fattree-k4"), UpOptions{})
+	_, err := s.Up(context.Background(), name, testlab.Topology(t, "fattree-k4"), UpOptions{DataPlane: switchd.Config{DataPlane: switchd.DataPlaneNone}})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("Up over leftover: err = %v, want ErrExists", err)
 	}
@@ -122,7 +131,7 @@ func TestCleanup(t *testing.T) {
 	s := newStore(t)
 	topo := testlab.Topology(t, "fattree-k4")
 	up, crashed, orphan := "running", "crashed", "orphan"
-	if _, err := s.Up(context.Background(), up, topo, UpOptions{}); err != nil {
+	if _, err := s.Up(context.Background(), up, topo, UpOptions{DataPlane: switchd.Config{DataPlane: switchd.DataPlaneNone}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.claim(crashed); err != nil {

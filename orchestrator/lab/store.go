@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // DefaultRunDir holds one directory per lab. It is on tmpfs, so a reboot,
@@ -45,6 +46,13 @@ type State struct {
 	// before the first one is created.
 	Namespaces []string        `json:"namespaces"`
 	Timings    *fabric.Timings `json:"timings,omitempty"`
+	// DataPlane is what forwards in the switches; PinRoot the lab's bpffs.
+	DataPlane switchd.Config `json:"dataplane"`
+	PinRoot   string         `json:"pin_root,omitempty"`
+	// DataPlaneTime is how long installing the data plane took.
+	DataPlaneTime time.Duration `json:"dataplane_time_ns,omitempty"`
+	// Failed lists the IDs of links that are down.
+	Failed []int `json:"failed_links,omitempty"`
 }
 
 // Store is a run directory of labs and the namespace prefix they use.
@@ -146,8 +154,15 @@ func (s *Store) lock(name string) (release func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// forget removes the lab's run directory.
+// pinRoot is the mount point of the lab's private bpffs.
+func (s *Store) pinRoot(name string) string { return filepath.Join(s.labDir(name), "bpf") }
+
+// forget releases the lab's pinned data plane and removes its run
+// directory.
 func (s *Store) forget(name string) error {
+	if err := switchd.Remove(s.pinRoot(name)); err != nil {
+		return fmt.Errorf("lab %q: %w", name, err)
+	}
 	if err := os.RemoveAll(s.labDir(name)); err != nil {
 		return fmt.Errorf("remove run directory of lab %q: %w", name, err)
 	}

@@ -170,9 +170,58 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("exec on unknown node: exit %d, %q", code, errOut)
 	}
 
+	// The default data plane, the eBPF switch, forwards between every
+	// pair, also with a failed link once the switches reconverged.
+	if out := f.mustRun("pingall", "--name", "k4"); !strings.Contains(out, "240/240 pairs answered") {
+		t.Errorf("pingall: %q", out)
+	}
+	if out := f.mustRun("link", "down", "a0-0", "c0-0", "--name", "k4"); !strings.Contains(out, "a0-0~c0-0 is down") {
+		t.Errorf("link down: %q", out)
+	}
+	var failed struct {
+		FailedLinks []string `json:"failed_links"`
+		Health      struct {
+			LinksFailed int  `json:"links_failed"`
+			OK          bool `json:"ok"`
+		} `json:"health"`
+	}
+	if err := json.Unmarshal([]byte(f.mustRun("status", "--name", "k4", "--json")), &failed); err != nil {
+		t.Fatal(err)
+	}
+	if len(failed.FailedLinks) != 1 || failed.FailedLinks[0] != "a0-0~c0-0" || failed.Health.LinksFailed != 1 || !failed.Health.OK {
+		t.Errorf("status after link down: %+v", failed)
+	}
+	if out := f.mustRun("pingall", "--name", "k4"); !strings.Contains(out, "240/240 pairs answered") {
+		t.Errorf("pingall with a failed link: %q", out)
+	}
+	var stats struct {
+		Directions []struct {
+			Direction string `json:"direction"`
+			TxPackets uint64 `json:"tx_packets"`
+		} `json:"directions"`
+	}
+	if err := json.Unmarshal([]byte(f.mustRun("stats", "--name", "k4", "--json")), &stats); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range stats.Directions {
+		if d.TxPackets > 0 {
+			seen[d.Direction] = true
+		}
+	}
+	for _, d := range []string{"E->A", "A->C", "C->A", "A->E", "E->H"} {
+		if !seen[d] {
+			t.Errorf("stats: no packets sent in direction %s: %+v", d, stats.Directions)
+		}
+	}
+	f.mustRun("link", "up", "a0-0", "c0-0", "--name", "k4")
+
 	f.mustRun("down", "--name", "k4")
 	if left := f.remaining(); len(left) != 0 {
 		t.Errorf("after down: %v remain", left)
+	}
+	if _, err := os.Stat(filepath.Join(f.runDir, "k4", "bpf")); !os.IsNotExist(err) {
+		t.Errorf("after down: the lab's bpffs remains (%v)", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.runDir, "k4")); !os.IsNotExist(err) {
 		t.Errorf("after down: run directory remains (%v)", err)

@@ -1,0 +1,300 @@
+package switchd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"runtime"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/internal/ethtool"
+	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd/ofan"
+	"github.com/ftlab/ftlab/switchd/routing"
+	"github.com/ftlab/ftlab/switchd/shaping"
+)
+
+// SwitchPinDir is where one switch's programs, maps and attachments are
+// pinned under a lab's bpffs.
+func SwitchPinDir(pinRoot, sw string) string { return filepath.Join(pinRoot, sw) }
+
+// policyFor is the policy of a switch by its layer.
+func (c Config) policyFor(r topology.Role) string {
+	switch r {
+	case topology.RoleEdge, topology.RoleLeaf:
+		return c.EdgePolicy
+	case topology.RoleAgg:
+		return c.AggPolicy
+	}
+	return "ecmp" // core and spine switches only go down
+}
+
+// switchSeed derives a switch's own seed, so ECMP hashes of different
+// switches (and layers) do not polarize and Ofan starts differ.
+func switchSeed(seed uint64, index int) uint64 {
+	x := seed ^ (uint64(index)+1)*0x9e3779b97f4a7c15
+	x ^= x >> 31
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 29
+	return x
+}
+
+// sizes bounds a switch's tables for every failure state, so reconvergence
+// never needs bigger maps: each host and edge /24 and each pod /16 can
+// appear at most once, valid sets are at most one per route.
+func sizes(t *topology.Topology, sw *topology.Node, tab *routing.Table, pipes int) bpf.Options {
+	routes := t.Count(topology.RoleHost) + t.Count(topology.RoleEdge) + t.Count(topology.RoleLeaf) + t.K + 8
+	return bpf.Options{
+		MaxPorts:    len(sw.Ports),
+		MaxRoutes:   routes,
+		MaxGroups:   max(routes+1, tab.Pointers+1),
+		MaxPointers: max(1, tab.Pointers*bpf.NumClasses*pipes),
+	}
+}
+
+// pipesOf is the number of pOfan pipes of a switch (1 unless pofan).
+func (c Config) pipesOf(sw *topology.Node) int {
+	if c.policyFor(sw.Role) != "pofan" {
+		return 1
+	}
+	return (len(sw.Ports) + c.PipeSize - 1) / c.PipeSize
+}
+
+// InstallBPF loads, programs and attaches the eBPF switch in every switch
+// namespace, pinned under pinRoot (a mounted bpffs), and in shaped mode
+// shapes every port, hosts' included, at its link's rate.
+func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables map[string]*routing.Table, namespace func(string) string, pinRoot string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(2 * runtime.NumCPU())
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return nsutil.DoNamed(namespace(n.Name), func() error {
+				var err error
+				if n.Role == topology.RoleHost {
+					err = setupHost(t, n, cfg)
+				} else {
+					err = installSwitch(t, n, i, cfg, tables[n.Name], pinRoot)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", n.Name, err)
+				}
+				return nil
+			})
+		})
+	}
+	return g.Wait()
+}
+
+// portLinks maps a node's port numbers to its interfaces.
+func portLinks(h *netlink.Handle, t *topology.Topology, n *topology.Node) ([]netlink.Link, error) {
+	out := make([]netlink.Link, len(n.Ports))
+	for i, p := range n.Ports {
+		ep := t.Links[p.Link].End(p.Side)
+		l, err := h.LinkByName(ep.Ifname)
+		if err != nil {
+			return nil, fmt.Errorf("port %d (%s): %w", i, ep.Ifname, err)
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+// egress returns the parameters of the direction leaving a node's port.
+func egress(t *topology.Topology, p topology.PortRef) (topology.LinkParams, int) {
+	l := &t.Links[p.Link]
+	if p.Side == topology.SideA {
+		return l.Up, l.MTU
+	}
+	return l.Down, l.MTU
+}
+
+// setupHost shapes a host's egress at its link rate in shaped mode (a NIC
+// cannot send faster than its link); in line-rate mode there is nothing to
+// do: the fabric already turned GRO on for NAPI.
+func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
+	if cfg.Mode != ModeShaped {
+		return nil
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	links, err := portLinks(h, t, n)
+	if err != nil {
+		return err
+	}
+	params, mtu := egress(t, n.Ports[0])
+	return shaping.Install(h, links[0], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu})
+}
+
+func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config, tab *routing.Table, pinRoot string) (err error) {
+	if tab == nil {
+		return errors.New("no routing table")
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	links, err := portLinks(h, t, n)
+	if err != nil {
+		return err
+	}
+	pipes := cfg.pipesOf(n)
+	sw, err := bpf.Load(withPin(sizes(t, n, tab, pipes), SwitchPinDir(pinRoot, n.Name)))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = sw.Unpin()
+		}
+		sw.Close() // the pins keep it loaded and attached
+	}()
+	policy, err := bpf.ParsePolicy(cfg.policyFor(n.Role))
+	if err != nil {
+		return err
+	}
+	mode := bpf.ModeLineRate
+	if cfg.Mode == ModeShaped {
+		mode = bpf.ModeShaped
+	}
+	seed := switchSeed(cfg.Seed, index)
+	if err := sw.SetConfig(bpf.Config{
+		Mode: mode, Policy: policy, Seed: uint32(seed), Addr: n.Addr,
+		AckThreshold: uint32(cfg.AckThreshold), PipeSize: uint32(cfg.PipeSize), Pipes: uint32(pipes),
+		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum),
+	}); err != nil {
+		return err
+	}
+	uplinkOf := map[int]int{}
+	for u, port := range tab.Uplinks {
+		uplinkOf[port] = u
+	}
+	for i, p := range n.Ports {
+		self := t.Links[p.Link].End(p.Side)
+		params, mtu := egress(t, p)
+		uplink, ok := uplinkOf[i]
+		if !ok {
+			uplink = -1
+		}
+		if err := sw.SetPort(i, bpf.PortConfig{
+			Ifindex: links[i].Attrs().Index, MAC: self.MAC, PeerMAC: t.Peer(p).MAC, Up: true,
+			RateBps: params.RateBps, BufferBytes: params.BufferBytes, ECNBytes: params.ECNBytes, Uplink: uplink,
+		}); err != nil {
+			return err
+		}
+		if cfg.Mode == ModeShaped {
+			// The link model accounts packets one by one: no GRO
+			// super-packets on switch ports.
+			if err := ethtool.SetGRO(self.Ifname, false); err != nil {
+				return err
+			}
+			if err := shaping.Install(h, links[i], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sw.SetUplinks(tab.Uplinks); err != nil {
+		return err
+	}
+	if err := writeRoutes(sw, tab, nil); err != nil {
+		return err
+	}
+	if err := writePointers(sw, cfg, tab, seed, pipes); err != nil {
+		return err
+	}
+	for i := range links {
+		if err := sw.AttachPort(links[i].Attrs().Index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func withPin(o bpf.Options, dir string) bpf.Options {
+	o.PinDir = dir
+	return o
+}
+
+// writeRoutes programs a routing table: valid sets first, then routes, so
+// no route ever points at a set that is not written yet; then prefixes of
+// the previous table that the new one lacks are removed. NoRoute entries
+// are Up routes to an empty valid set, kept as longest-prefix exceptions.
+func writeRoutes(sw *bpf.Switch, tab, previous *routing.Table) error {
+	blackhole := len(tab.ValidSets)
+	for i, v := range tab.ValidSets {
+		if err := sw.SetGroupValid(i, v); err != nil {
+			return err
+		}
+	}
+	if err := sw.SetGroupValid(blackhole, 0); err != nil {
+		return err
+	}
+	have := map[netip.Prefix]bool{}
+	for _, r := range tab.Routes {
+		var br bpf.Route
+		switch r.Kind {
+		case routing.Local:
+			br = bpf.Local()
+		case routing.Down:
+			br = bpf.Down(r.Port)
+		case routing.Up:
+			br = bpf.UpSet(r.Pointer, r.ValidSet)
+		default:
+			br = bpf.UpSet(0, blackhole)
+		}
+		if err := sw.AddRoute(r.Prefix, br); err != nil {
+			return fmt.Errorf("route %s: %w", r.Prefix, err)
+		}
+		have[r.Prefix] = true
+	}
+	if previous != nil {
+		for _, r := range previous.Routes {
+			if !have[r.Prefix] {
+				if err := sw.DeleteRoute(r.Prefix); err != nil {
+					return fmt.Errorf("remove route %s: %w", r.Prefix, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// writePointers gives every Ofan pointer its order (Appendix F.2) and a
+// random start, ACK pointers half a rotation from their data pointer; each
+// pOfan pipe gets independent starts. rr gets one random start.
+func writePointers(sw *bpf.Switch, cfg Config, tab *routing.Table, seed uint64, pipes int) error {
+	w := len(tab.Uplinks)
+	if w == 0 || tab.Pointers == 0 {
+		return nil
+	}
+	for pipe := 0; pipe < pipes; pipe++ {
+		data, ack := ofan.Starts(ofan.PipeSeed(seed, pipe), tab.Pointers, w)
+		for d := 0; d < tab.Pointers; d++ {
+			for _, class := range []bpf.Class{bpf.ClassData, bpf.ClassAck} {
+				start := data[d]
+				if class == bpf.ClassAck {
+					start = ack[d]
+				}
+				order := ofan.Order(w, ofan.ID(d, int(class), tab.Pointers, w))
+				if err := sw.SetPointer(bpf.PointerKey{Group: d, Class: class, Pipe: pipe}, uint32(start), order); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	data, _ := ofan.Starts(seed, 1, w)
+	return sw.SetRRCounter(uint32(data[0]))
+}

@@ -1,0 +1,158 @@
+package switchd
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DataPlane says what forwards packets in a lab's switches.
+type DataPlane string
+
+const (
+	// DataPlaneBPF is ftlab's eBPF switch: XDP and TC programs per switch.
+	DataPlaneBPF DataPlane = "bpf"
+	// DataPlaneKernel is Linux IP forwarding with multipath routes: the
+	// reference the eBPF switch is checked and measured against.
+	DataPlaneKernel DataPlane = "kernel"
+	// DataPlaneNone leaves the switches without forwarding (links only).
+	DataPlaneNone DataPlane = "none"
+)
+
+// DataPlanes lists the valid data planes.
+var DataPlanes = []DataPlane{DataPlaneBPF, DataPlaneKernel, DataPlaneNone}
+
+// Modes of the eBPF switch.
+const (
+	ModeLineRate = "linerate" // XDP redirect: no queues, highest packet rate
+	ModeShaped   = "shaped"   // TC redirect through HTB at the link rate, link model in BPF
+)
+
+// Policies are the uplink choice policies of the eBPF switch.
+var Policies = []string{"ecmp", "ofan", "pofan", "rr", "random", "ar"}
+
+// Config is a lab's data plane configuration, recorded in the lab state.
+type Config struct {
+	DataPlane DataPlane `json:"dataplane"`
+	Mode      string    `json:"mode,omitempty"` // bpf: linerate or shaped
+	// Policy per layer: Edge applies to edge and leaf switches, Agg to
+	// aggregation switches. Core and spine switches only go down.
+	EdgePolicy string `json:"edge_policy,omitempty"`
+	AggPolicy  string `json:"agg_policy,omitempty"`
+	// PipeSize is pofan's pipe: consecutive ingress ports sharing pointers.
+	PipeSize int `json:"pipe_size,omitempty"`
+	// AckThreshold: IPv4 packets of at most this many bytes are ACK class.
+	AckThreshold int `json:"ack_threshold,omitempty"`
+	// ARQuantum quantizes backlogs compared by ar, in bytes.
+	ARQuantum int `json:"ar_quantum,omitempty"`
+	// Trim cuts data packets to their headers instead of dropping them
+	// when the buffer is full (shaped mode).
+	Trim bool `json:"trim,omitempty"`
+	// Seed makes ECMP hash seeds and Ofan pointer starts reproducible.
+	Seed uint64 `json:"seed"`
+	// ConvergenceDelay is how long switches keep using a failed link's
+	// routes before they reconverge, as BGP would take.
+	ConvergenceDelay time.Duration `json:"convergence_delay_ns"`
+}
+
+// Defaults.
+const (
+	DefaultPipeSize         = 4
+	DefaultAckThreshold     = 128
+	DefaultARQuantum        = 1500
+	DefaultConvergenceDelay = 50 * time.Millisecond
+)
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.DataPlane == "" {
+		c.DataPlane = DataPlaneBPF
+	}
+	if c.DataPlane == DataPlaneBPF {
+		if c.Mode == "" {
+			c.Mode = ModeLineRate
+		}
+		if c.EdgePolicy == "" {
+			c.EdgePolicy = "ecmp"
+		}
+		if c.AggPolicy == "" {
+			c.AggPolicy = c.EdgePolicy
+		}
+		if c.PipeSize == 0 {
+			c.PipeSize = DefaultPipeSize
+		}
+		if c.AckThreshold == 0 {
+			c.AckThreshold = DefaultAckThreshold
+		}
+		if c.ARQuantum == 0 {
+			c.ARQuantum = DefaultARQuantum
+		}
+	}
+	if c.ConvergenceDelay == 0 {
+		c.ConvergenceDelay = DefaultConvergenceDelay
+	}
+	return c
+}
+
+// Validate reports every invalid field at once.
+func (c Config) Validate() error {
+	var errs []error
+	if !slices.Contains(DataPlanes, c.DataPlane) {
+		errs = append(errs, fmt.Errorf("dataplane %q is unknown (valid: bpf, kernel, none)", c.DataPlane))
+	}
+	if c.DataPlane == DataPlaneBPF {
+		if c.Mode != ModeLineRate && c.Mode != ModeShaped {
+			errs = append(errs, fmt.Errorf("mode %q is unknown (valid: %s, %s)", c.Mode, ModeLineRate, ModeShaped))
+		}
+		for _, p := range []struct{ layer, name string }{{"edge", c.EdgePolicy}, {"agg", c.AggPolicy}} {
+			if !slices.Contains(Policies, p.name) {
+				errs = append(errs, fmt.Errorf("%s policy %q is unknown (valid: %s)", p.layer, p.name, strings.Join(Policies, ", ")))
+			}
+		}
+		if c.PipeSize < 1 {
+			errs = append(errs, fmt.Errorf("pipe size %d must be at least 1", c.PipeSize))
+		}
+		if c.AckThreshold < 28 || c.AckThreshold > 9216 {
+			errs = append(errs, fmt.Errorf("ack threshold %d must be from 28 (IPv4+UDP headers) to 9216 bytes", c.AckThreshold))
+		}
+		if c.Trim && c.Mode != ModeShaped {
+			errs = append(errs, errors.New("trimming needs mode shaped: line-rate mode has no queues"))
+		}
+		if (c.EdgePolicy == "ar" || c.AggPolicy == "ar") && c.Mode != ModeShaped {
+			errs = append(errs, errors.New("policy ar needs mode shaped: it reads the link model's queues"))
+		}
+	}
+	if c.ConvergenceDelay < 0 {
+		errs = append(errs, fmt.Errorf("convergence delay %v is negative", c.ConvergenceDelay))
+	}
+	return errors.Join(errs...)
+}
+
+// ParsePolicyFlag parses "ofan" (both layers) or "edge=ofan,agg=ecmp".
+func ParsePolicyFlag(s string) (edge, agg string, err error) {
+	if !strings.Contains(s, "=") {
+		return s, s, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		switch {
+		case !ok:
+			return "", "", fmt.Errorf("policy %q: want NAME or edge=NAME,agg=NAME", s)
+		case k == "edge" || k == "leaf":
+			edge = v
+		case k == "agg":
+			agg = v
+		default:
+			return "", "", fmt.Errorf("policy %q: unknown layer %q (valid: edge, agg)", s, k)
+		}
+	}
+	if edge == "" {
+		edge = agg
+	}
+	if agg == "" {
+		agg = edge
+	}
+	return edge, agg, nil
+}

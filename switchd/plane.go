@@ -1,0 +1,164 @@
+package switchd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/internal/bpffs"
+	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd/kernelfwd"
+	"github.com/ftlab/ftlab/switchd/routing"
+)
+
+// Lab is what the control plane needs to know about a lab's fabric.
+type Lab struct {
+	Topo      *topology.Topology
+	Config    Config
+	Namespace func(node string) string
+	// PinRoot is the lab's private bpffs mount point (eBPF data plane).
+	PinRoot string
+}
+
+// Install puts the configured data plane into every switch of a freshly
+// built fabric, with no failed links.
+func (l *Lab) Install(ctx context.Context) error {
+	cfg := l.Config
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.DataPlane == DataPlaneNone {
+		return nil
+	}
+	tables, err := routing.Compute(l.Topo, nil)
+	if err != nil {
+		return err
+	}
+	switch cfg.DataPlane {
+	case DataPlaneKernel:
+		return kernelfwd.Program(ctx, l.Topo, tables, l.Namespace)
+	case DataPlaneBPF:
+		if err := bpffs.Mount(l.PinRoot); err != nil {
+			return err
+		}
+		if err := InstallBPF(ctx, l.Topo, cfg, tables, l.Namespace, l.PinRoot); err != nil {
+			return fmt.Errorf("install eBPF data plane: %w", err)
+		}
+	}
+	return nil
+}
+
+// Remove releases everything the data plane pinned. Safe to call twice and
+// for any data plane. Namespaces, and with them attachments and kernel
+// routes, are removed by the caller.
+func Remove(pinRoot string) error {
+	if pinRoot == "" {
+		return nil
+	}
+	return bpffs.Unmount(pinRoot)
+}
+
+// SetLinkUp fails or repairs a link in the data plane at once: in the eBPF
+// switch its switch-side ports drop everything in and out (counted as
+// link-down); in kernel mode both interfaces go down. Routes do not change
+// until Reconverge: until then packets hashed or pointed onto the link are
+// lost, as in a real fabric before BGP converges.
+func (l *Lab) SetLinkUp(link *topology.Link, up bool) error {
+	switch l.Config.DataPlane {
+	case DataPlaneKernel, DataPlaneNone:
+		return fabric.SetLinkState(l.Topo, l.Namespace, link, up)
+	}
+	for _, side := range []topology.Side{topology.SideA, topology.SideB} {
+		ep := link.End(side)
+		n, _ := l.Topo.Node(ep.Node)
+		if !n.Role.IsSwitch() {
+			continue
+		}
+		if err := l.withSwitch(n.Name, func(sw *bpf.Switch) error { return sw.SetPortUp(ep.Port, up) }); err != nil {
+			return fmt.Errorf("link %s: %w", link.Name, err)
+		}
+	}
+	return nil
+}
+
+// SetCorruption sets the random loss probability of one direction of a
+// link, applied at the receiving switch's ingress, before any queue. The
+// direction is named by its sending end. Links into hosts cannot be
+// corrupted (hosts run no data plane).
+func (l *Lab) SetCorruption(link *topology.Link, from topology.Side, p float64) error {
+	if l.Config.DataPlane != DataPlaneBPF {
+		return fmt.Errorf("corruption needs the eBPF data plane (this lab runs %s)", l.Config.DataPlane)
+	}
+	rx := link.End(1 - from)
+	n, _ := l.Topo.Node(rx.Node)
+	if !n.Role.IsSwitch() {
+		return fmt.Errorf("link %s: %s is a host; corruption is applied at a switch's ingress", link.Name, rx.Node)
+	}
+	return l.withSwitch(n.Name, func(sw *bpf.Switch) error { return sw.SetCorruption(rx.Port, p) })
+}
+
+// Reconverge reprograms every switch for a new set of failed links, from
+// the routes of the previous set.
+func (l *Lab) Reconverge(ctx context.Context, previous, failed map[int]bool) error {
+	tables, err := routing.Compute(l.Topo, failed)
+	if err != nil {
+		return err
+	}
+	switch l.Config.DataPlane {
+	case DataPlaneNone:
+		return nil
+	case DataPlaneKernel:
+		return kernelfwd.Program(ctx, l.Topo, tables, l.Namespace)
+	}
+	old, err := routing.Compute(l.Topo, previous)
+	if err != nil {
+		return err
+	}
+	for _, sw := range l.Topo.Switches() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := l.withSwitch(sw.Name, func(s *bpf.Switch) error {
+			return writeRoutes(s, tables[sw.Name], old[sw.Name])
+		}); err != nil {
+			return fmt.Errorf("reconverge %s: %w", sw.Name, err)
+		}
+	}
+	return nil
+}
+
+// withSwitch opens a switch's pinned instance inside its namespace.
+func (l *Lab) withSwitch(name string, fn func(*bpf.Switch) error) error {
+	return nsutil.DoNamed(l.Namespace(name), func() error {
+		sw, err := bpf.Open(SwitchPinDir(l.PinRoot, name))
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer sw.Close()
+		return fn(sw)
+	})
+}
+
+// FailedSet turns a list of link IDs into a set.
+func FailedSet(ids []int) map[int]bool {
+	m := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// FailedList turns a set of link IDs into a sorted list.
+func FailedList(m map[int]bool) []int {
+	var ids []int
+	for id, down := range m {
+		if down {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

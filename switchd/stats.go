@@ -1,0 +1,129 @@
+package switchd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd/shaping"
+)
+
+// PortStats are one switch port's counters and, for its egress direction,
+// the link model's queue statistics and the qdisc's own counters.
+type PortStats struct {
+	Switch string `json:"switch"`
+	Port   int    `json:"port"`
+	Ifname string `json:"ifname"`
+	Link   string `json:"link"`
+	// Direction of the traffic leaving this port, e.g. "E->A", "C->A".
+	Direction string              `json:"direction"`
+	Stage     topology.Stage      `json:"stage"`
+	Counters  bpf.PortCounters    `json:"counters"`
+	Queue     bpf.QueueStats      `json:"queue"`
+	Qdisc     *shaping.Stats      `json:"qdisc,omitempty"`
+	Params    topology.LinkParams `json:"params"`
+}
+
+// roleLetter abbreviates a role for direction labels.
+func roleLetter(r topology.Role) string {
+	switch r {
+	case topology.RoleHost:
+		return "H"
+	case topology.RoleEdge:
+		return "E"
+	case topology.RoleAgg:
+		return "A"
+	case topology.RoleCore:
+		return "C"
+	case topology.RoleLeaf:
+		return "L"
+	case topology.RoleSpine:
+		return "S"
+	}
+	return strings.ToUpper(string(r))
+}
+
+// Direction is the label of traffic from a node of role from to one of
+// role to, e.g. Direction(RoleEdge, RoleAgg) = "E->A".
+func Direction(from, to topology.Role) string { return roleLetter(from) + "->" + roleLetter(to) }
+
+// Stats reads every switch port's counters (eBPF data plane).
+func (l *Lab) Stats() ([]PortStats, error) {
+	if l.Config.DataPlane != DataPlaneBPF {
+		return nil, fmt.Errorf("per-port counters need the eBPF data plane (this lab runs %s)", l.Config.DataPlane)
+	}
+	var out []PortStats
+	for _, n := range l.Topo.Switches() {
+		err := l.withSwitch(n.Name, func(sw *bpf.Switch) error {
+			var h *netlink.Handle
+			if l.Config.Mode == ModeShaped {
+				var err error
+				if h, err = netlink.NewHandle(); err != nil {
+					return err
+				}
+				defer h.Close()
+			}
+			for i, p := range n.Ports {
+				link := &l.Topo.Links[p.Link]
+				self := link.End(p.Side)
+				peer, _ := l.Topo.Node(l.Topo.Peer(p).Node)
+				params, _ := egress(l.Topo, p)
+				ps := PortStats{
+					Switch: n.Name, Port: i, Ifname: self.Ifname, Link: link.Name,
+					Direction: Direction(n.Role, peer.Role), Stage: link.Stage, Params: params,
+				}
+				var err error
+				if ps.Counters, err = sw.PortCounters(i); err != nil {
+					return err
+				}
+				if ps.Queue, err = sw.QueueStats(i); err != nil {
+					return err
+				}
+				if h != nil {
+					nl, err := h.LinkByName(self.Ifname)
+					if err != nil {
+						return err
+					}
+					q, err := shaping.Read(h, nl)
+					if err != nil {
+						return err
+					}
+					ps.Qdisc = &q
+				}
+				out = append(out, ps)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ResetStats zeroes every switch port's counters and queue statistics.
+func (l *Lab) ResetStats() error {
+	if l.Config.DataPlane != DataPlaneBPF {
+		return nil
+	}
+	for _, n := range l.Topo.Switches() {
+		if err := l.withSwitch(n.Name, func(sw *bpf.Switch) error {
+			for i := range n.Ports {
+				if err := sw.ResetStats(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+
+// Counters are one port's data plane counters.
+type Counters = bpf.PortCounters
