@@ -124,6 +124,5 @@ func (l *Lab) ResetStats() error {
 	return nil
 }
 
-
 // Counters are one port's data plane counters.
 type Counters = bpf.PortCounters
