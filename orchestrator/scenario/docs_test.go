@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ftlab/ftlab/orchestrator/workload"
+	"github.com/google/go-cmp/cmp"
+)
+
+func readDocs(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "scenarios.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestDocsListEverything: docs/scenarios.md names every field, every
+// value of every enumeration, and every parameter with its default in a
+// table row, so the documentation cannot fall behind the decoder.
+func TestDocsListEverything(t *testing.T) {
+	doc := readDocs(t)
+	lines := strings.Split(doc, "\n")
+	row := func(cells ...string) bool {
+		for _, l := range lines {
+			ok := strings.HasPrefix(l, "|")
+			for _, c := range cells {
+				ok = ok && strings.Contains(l, c)
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range topFields {
+		if !strings.Contains(doc, "`"+f+"`") {
+			t.Errorf("top-level field %s is not documented", f)
+		}
+	}
+	for _, b := range blocks {
+		for i := range b.typ.NumField() {
+			f := b.typ.Field(i)
+			name, def := f.Tag.Get("yaml"), f.Tag.Get("default")
+			if !row("| `"+b.key+"` | `"+name+"` |", "| `"+def+"` |") {
+				t.Errorf("%s.%s is not in a table row with its default `%s`", b.key, name, def)
+			}
+		}
+	}
+	for _, f := range workloadFields {
+		if !row("| `" + f + "` |") {
+			t.Errorf("workload field %s has no table row", f)
+		}
+	}
+	for _, f := range faultFields {
+		if !row("| `" + f + "` |") {
+			t.Errorf("fault field %s has no table row", f)
+		}
+	}
+	var names []string
+	for _, v := range DataPlanes {
+		names = append(names, string(v))
+	}
+	for _, v := range Policies {
+		names = append(names, string(v))
+	}
+	for _, v := range Transports {
+		names = append(names, string(v))
+	}
+	for _, v := range FaultKinds {
+		names = append(names, string(v))
+	}
+	for _, v := range workload.Kinds {
+		names = append(names, string(v))
+	}
+	for _, n := range names {
+		if !row("| `" + n + "` |") {
+			t.Errorf("%s has no table row of its own", n)
+		}
+	}
+	for _, def := range []string{
+		"| `dataplane` | `shaped` or `linerate` | `shaped` |",
+		"| `policy` | a switch policy, or one per layer | `ecmp` |",
+		"| `transport` | a transport scheme | `ecmp` |",
+		"| `repetitions` | 1 to 1000 | `1` |",
+		"`" + DefaultSize + "` |",
+	} {
+		if !strings.Contains(doc, def) {
+			t.Errorf("docs do not contain %q", def)
+		}
+	}
+	if DefaultTimeout.String() != "1m0s" || !strings.Contains(doc, "`60s` |") {
+		t.Errorf("the documented default timeout is not %v", DefaultTimeout)
+	}
+}
+
+// TestDocsErrorExample runs the error example of docs/scenarios.md and
+// compares the output with what the documentation shows.
+func TestDocsErrorExample(t *testing.T) {
+	doc := readDocs(t)
+	m := regexp.MustCompile("(?s)This file\n\n```yaml\n(.*?)```\n\nis reported as\n\n```\n(.*?)```").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal("the error example is missing")
+	}
+	t.Chdir(filepath.Join("..", ".."))
+	_, err := Parse("scenarios/bad.yaml", []byte(m[1]))
+	if err == nil {
+		t.Fatal("the example loads without errors")
+	}
+	if diff := cmp.Diff(strings.TrimSpace(m[2]), err.Error()); diff != "" {
+		t.Errorf("documented errors (-docs +got):\n%s", diff)
+	}
+}
+
+// TestDocsMatchStructTags: default tags must parse and satisfy their own
+// bounds; a mistake here would only show up when a block is left out.
+func TestDocsMatchStructTags(t *testing.T) {
+	for _, b := range blocks {
+		v := newDefaults(b.typ).Elem()
+		for i := range b.typ.NumField() {
+			if err := checkParam(b.typ.Field(i), v.Field(i)); err != nil {
+				t.Errorf("%s.%s: default: %v", b.key, b.typ.Field(i).Tag.Get("yaml"), err)
+			}
+		}
+		if c, ok := v.Addr().Interface().(interface{ check() (string, string) }); ok {
+			if _, msg := c.check(); msg != "" {
+				t.Errorf("%s defaults: %s", b.key, msg)
+			}
+		}
+		if reflect.DeepEqual(v.Interface(), reflect.Zero(b.typ).Interface()) && b.typ.NumField() > 0 && b.key != "rack" {
+			t.Errorf("%s: defaults are all zero", b.key)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/orchestrator/workload"
+)
+
+// Scenario is a loaded, fully checked scenario file: the comparison
+// matrix expanded into cells, each with its resolved run configuration and
+// one Run per repetition (seed).
+type Scenario struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	File        string `json:"file"`
+	// Seeds are the seeds of the repetitions, in order; every cell runs
+	// every seed, so cells are compared on the same workloads and faults.
+	Seeds []uint64 `json:"seeds"`
+	// Compare lists the compared fields and their values, in file order.
+	Compare []Axis  `json:"compare,omitempty"`
+	Cells   []*Cell `json:"cells"`
+}
+
+// Axis is one key of the compare block with the labels of its values.
+type Axis struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// Choice is the value a cell takes on one axis.
+type Choice struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Cell is one combination of compared values.
+type Cell struct {
+	// Name joins the choices: "policy=ofan,transport=rss+pfld"; "base"
+	// when nothing is compared. It is safe as a directory name.
+	Name    string   `json:"name"`
+	Choices []Choice `json:"choices,omitempty"`
+	Config  *Config  `json:"config"`
+	Runs    []*Run   `json:"runs"`
+}
+
+// Config is the fully resolved configuration of a cell: every default
+// filled in. Parameter blocks a cell does not use are nil.
+type Config struct {
+	Topology  TopologyInfo   `json:"topology"`
+	Links     []LinkOverride `json:"links,omitempty"`
+	DataPlane DataPlane      `json:"dataplane"`
+	Policy    Policy         `json:"policy"`
+	Ofan      *OfanParams    `json:"ofan,omitempty"`
+	POfan     *POfanParams   `json:"pofan,omitempty"`
+	AR        *ARParams      `json:"ar,omitempty"`
+	Trimming  bool           `json:"trimming"`
+	Transport Transport      `json:"transport"`
+	RSS       *RSSParams     `json:"rss,omitempty"`
+	PFLD      *PFLDParams    `json:"pfld,omitempty"`
+	RACK      *RACKParams    `json:"rack,omitempty"`
+	PSNPath   *PSNPathParams `json:"psnpath,omitempty"`
+	PLB       *PLBParams     `json:"plb,omitempty"`
+	REPS      *REPSParams    `json:"reps,omitempty"`
+	Host      HostParams     `json:"host"`
+	Workload  workload.Spec  `json:"workload"`
+	// Faults as written, defaults filled in; random selections are made
+	// per run (Run.Faults).
+	Faults []Fault `json:"faults"`
+	// Timeout stops a run that has not completed every message.
+	Timeout time.Duration `json:"timeout_ns"`
+
+	topo   *topology.Topology
+	fabric *workload.Fabric
+}
+
+// Topo returns the cell's resolved topology, with the scenario's link
+// overrides applied. Callers must not modify it.
+func (c *Config) Topo() *topology.Topology { return c.topo }
+
+// Fabric returns the workload view of the cell's topology.
+func (c *Config) Fabric() *workload.Fabric { return c.fabric }
+
+// Wire returns how the cell's messages become packets: the host header
+// and the payload that fits the smallest MTU.
+func (c *Config) Wire() workload.Wire {
+	return workload.Wire{Header: int(c.Host.Header), Payload: c.fabric.MTU + ethernetHeader - int(c.Host.Header)}
+}
+
+// ethernetHeader is counted in Host.Header but not in the MTU, which is
+// the largest IP packet.
+const ethernetHeader = 14
+
+// Run is one repetition of a cell.
+type Run struct {
+	Repetition int    `json:"repetition"` // from 0
+	Seed       uint64 `json:"seed"`
+	// Messages of the workload for this seed.
+	Messages []workload.Message `json:"messages"`
+	// Faults with their random selections made: Links and Switches name
+	// exactly what is affected.
+	Faults []Fault `json:"faults"`
+	// Timeline is what the runner does, in time order.
+	Timeline []Action `json:"timeline"`
+	// Bound is the CCT lower bound; nil in linerate mode, where link
+	// rates do not hold.
+	Bound *workload.Bound `json:"cct_lower_bound,omitempty"`
+}
+
+// Load reads and checks a scenario file and everything it refers to (the
+// topology file, a traffic matrix). It builds nothing. The error is a
+// topology.Errors listing every problem as file:line:col: field: message.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load scenario: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse checks a scenario given as bytes; file names it in errors and is
+// the base of relative paths (topology, matrix) in it.
+func Parse(file string, data []byte) (*Scenario, error) {
+	root, err := topology.ParseDocument(file, data, emptyFile)
+	if err != nil {
+		return nil, err
+	}
+	return load(file, root)
+}
+
+const emptyFile = "the file is empty; a scenario needs at least a topology and a workload"
