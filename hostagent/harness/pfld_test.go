@@ -1,0 +1,89 @@
+package harness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/sim"
+	"github.com/ftlab/ftlab/hostagent/transport"
+)
+
+// lossyTransfer is one 16 MiB transfer over paths of different delays
+// (cross-path reordering) that corrupt packets in both directions.
+func lossyTransfer(s transport.Scheme, seed uint64) Scenario {
+	return Scenario{
+		Net:       fabric(2, seed),
+		Transport: endpointConfig(s),
+		Setup: func(n *sim.Network) {
+			skewPaths(n)
+			onPaths(n, func(c *sim.LinkConfig) { c.Loss.Corruption = 3e-3 })
+		},
+		Messages: []Message{{From: 0, To: 1, Size: 16 << 20}},
+	}
+}
+
+// TestPFLDPreciseAndFast checks the two claims of PFLD against plain RSS
+// on the same lossy, reordering network: PFLD never retransmits what the
+// receiver had, and it detects losses within about one RTT where RSS
+// waits for the retransmission timeout. PFLD's delay is the gap until the
+// lost packet's subflow sends again (sigma packets later: 5.3 µs here) plus
+// the trigger's trip and the NACK's return, so "about one RTT"; the RTT
+// compared with is the flow's smoothed RTT (paths differ by 7 µs).
+func TestPFLDPreciseAndFast(t *testing.T) {
+	pfld := schemes(t)["rss+pfld"]
+	rss := schemes(t)["rss"]
+	var pfldDelays, rssDelays []time.Duration
+	var rtt, rto time.Duration
+	for seed := uint64(1); seed <= 3; seed++ {
+		for _, run := range []struct {
+			s      transport.Scheme
+			delays *[]time.Duration
+		}{{pfld, &pfldDelays}, {rss, &rssDelays}} {
+			sc := lossyTransfer(run.s, seed)
+			res, err := Run(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := res.CheckExactlyOnce(sc); err != nil {
+				t.Fatal(err)
+			}
+			tot := res.Totals()
+			f := res.Flows[0]
+			t.Logf("%s seed %d: FCT %v, losses %d, retx %d, spurious rx/tx %d/%d, RTOs %d, NACKs %d/%d accepted, probes %+v, min/smoothed RTT %v/%v, RTO %v",
+				run.s.Name(), seed, time.Duration(res.Sent[0].FCTNs), tot.Losses, tot.Retransmissions, tot.SpuriousRx, tot.SpuriousTx,
+				tot.RTOs, tot.NACKsAccepted, tot.NACKs, tot.Probes, time.Duration(f.MinRTTNs), time.Duration(f.SRTTNs), time.Duration(f.RTONs))
+			if run.s == pfld {
+				if tot.SpuriousRx != 0 || tot.SpuriousTx != 0 {
+					t.Errorf("seed %d: rss+pfld made %d spurious retransmissions (sender saw %d)", seed, tot.SpuriousRx, tot.SpuriousTx)
+				}
+				*run.delays = append(*run.delays, res.DetectionDelays(transport.CauseNACK)...)
+				rtt = max(rtt, time.Duration(f.SRTTNs))
+				rto = max(rto, time.Duration(f.RTONs))
+			} else {
+				*run.delays = append(*run.delays, res.DetectionDelays()...)
+			}
+		}
+	}
+	pMed, rMed := Percentile(sorted(pfldDelays), 50), Percentile(sorted(rssDelays), 50)
+	t.Logf("detection delay: rss+pfld median %v p99 %v over %d losses; rss median %v over %d; smoothed RTT %v, RTO %v",
+		pMed, Percentile(sorted(pfldDelays), 99), len(pfldDelays), rMed, len(rssDelays), rtt, rto)
+	if len(pfldDelays) < 20 || len(rssDelays) < 20 {
+		t.Fatalf("too few losses to judge: %d and %d", len(pfldDelays), len(rssDelays))
+	}
+	if pMed >= 2*rtt || pMed >= rto/2 {
+		t.Errorf("rss+pfld median detection %v: want < 2 RTT (%v) and < RTO/2 (%v)", pMed, 2*rtt, rto/2)
+	}
+	if rMed < 100*time.Microsecond {
+		t.Errorf("rss median detection %v: expected the RTO (>= 100 µs min RTO)", rMed)
+	}
+}
+
+func sorted(d []time.Duration) []time.Duration {
+	out := append([]time.Duration(nil), d...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package scheme
+
+import (
+	"iter"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+func TestBitmap(t *testing.T) {
+	b := newBitmap(128, 1000)
+	if b.state(999) != unknown || b.state(1000) != missing || b.state(5000) != missing {
+		t.Fatal("fresh bitmap states wrong")
+	}
+	b.mark(1000)
+	b.mark(1005)
+	b.mark(1127) // top of the window
+	if b.state(1000) != received || b.state(1001) != missing || b.state(1127) != received {
+		t.Fatal("marks not seen")
+	}
+	b.mark(1130) // slides by 3: 1000..1002 leave
+	if b.base != 1003 || b.state(1000) != unknown || b.state(1005) != received || b.state(1128) != missing || b.state(1130) != received {
+		t.Fatalf("after slide: base %d", b.base)
+	}
+	b.mark(1000) // below the window: ignored
+	b.mark(9000) // jump: everything cleared
+	if b.state(1130) != unknown || b.state(9000) != received || b.state(8999) != missing || b.stateBytes() != 20 {
+		t.Fatal("after jump")
+	}
+}
+
+func TestLift(t *testing.T) {
+	for _, c := range []struct {
+		ev   uint16
+		psn  uint32
+		want uint32
+	}{
+		{0x1234, 0x00051234, 0x00051234}, // the section's first packet
+		{0x1234, 0x00051300, 0x00051234},
+		{0xFFF0, 0x00060010, 0x0005FFF0}, // section crossed a 16-bit boundary
+		{0xFFF0, 0x0000000F, 0xFFFFFFF0}, // and a 32-bit one
+	} {
+		if got := lift(c.ev, c.psn); got != c.want {
+			t.Errorf("lift(%#x, %#x) = %#x, want %#x", c.ev, c.psn, got, c.want)
+		}
+	}
+}
+
+// nackEnv records NACKs.
+type nackEnv struct{ got [][]uint32 }
+
+func (e *nackEnv) Now() clock.Time { return 0 }
+func (e *nackEnv) NACK(_ *wire.Packet, missing []uint32) {
+	e.got = append(e.got, append([]uint32(nil), missing...))
+}
+
+// TestPFLDReceiver walks one subflow (sigma 4, subflow 1) through the
+// cases of section IV: gaps, stopping at the first received PSN, section
+// boundaries, retransmissions, and the three probe kinds.
+func TestPFLDReceiver(t *testing.T) {
+	const base = 1000 // flow's initial PSN, a multiple of 4
+	env := &nackEnv{}
+	r := &pfldReceiver{env: env, bm: newBitmap(512, base)}
+	data := func(psn uint32, ev uint16, f wire.Flags) {
+		r.OnData(&wire.Packet{Header: wire.Header{Type: wire.TypeData, Flags: f, SubflowBits: 2, EV: ev, PSN: psn}})
+	}
+	probe := func(t wire.Type, psn uint32, ev uint16) {
+		r.OnProbe(&wire.Packet{Header: wire.Header{Type: t, SubflowBits: 2, EV: ev, PSN: psn}})
+	}
+	sec1 := uint16(1001) // subflow 1's first section starts at PSN 1001
+	steps := []struct {
+		name string
+		do   func()
+		want [][]uint32
+	}{
+		{"in order", func() { data(1001, sec1, 0); data(1005, sec1, 0) }, nil},
+		{"one lost", func() { data(1013, sec1, 0) }, [][]uint32{{1009}}},
+		{"hole below stays reported once", func() { data(1017, sec1, 0) }, nil},
+		{"two lost", func() { data(1029, sec1, 0) }, [][]uint32{{1025, 1021}}},
+		{"other subflows have their own order", func() { data(1004, 1000, 0); data(1006, 1002, 0) }, [][]uint32{{1000}, {1002}}},
+		{"retransmission: no gap check", func() { data(1009, 0x7771, wire.FlagRetx) }, nil},
+		{"tail probe: last packet lost", func() { probe(wire.TypeTail, 1033, sec1) }, [][]uint32{{1033}}},
+		{"tail probe: all there", func() { probe(wire.TypeTail, 1029, sec1) }, nil},
+		// Reroute at 1037: the new section's EV is 1037's low bits.
+		{"new section: no look back across", func() { data(1041, 1037, 0) }, [][]uint32{{1037}}},
+		{"section-end probe on the old EV", func() { probe(wire.TypeSectionEnd, 1033, sec1) }, [][]uint32{{1033}}},
+		{"periodic probe", func() { probe(wire.TypePeriodic, 1049, 1037) }, [][]uint32{{1049, 1045}}},
+		{"rtx probe, retransmission missing", func() { probe(wire.TypeRTX, 1021, 0x5551) }, [][]uint32{{1021}}},
+		{"rtx probe, retransmission arrived", func() { probe(wire.TypeRTX, 1009, 0x7771) }, nil},
+		{"EV not naming the subflow", func() { data(1061, 0x4444, 0) }, nil},
+	}
+	for _, s := range steps {
+		env.got = nil
+		s.do()
+		if diff := cmp.Diff(s.want, env.got); diff != "" {
+			t.Errorf("%s: NACKs (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+// fakeEnv is a transport.SenderEnv for driving sender schemes directly.
+type fakeEnv struct {
+	now      clock.Time
+	next     uint32
+	rng      *rand.Rand
+	probes   []transport.OutstandingPacket // reuses the struct: PSN, EV, Copies = probe type
+	reroutes []string
+}
+
+func (e *fakeEnv) Now() clock.Time                             { return e.now }
+func (e *fakeEnv) AfterFunc(time.Duration, func()) clock.Timer { return nopTimer{} }
+func (e *fakeEnv) Rand() *rand.Rand                            { return e.rng }
+func (e *fakeEnv) SRTT() time.Duration                         { return 10 * time.Microsecond }
+func (e *fakeEnv) RTO() time.Duration                          { return time.Millisecond }
+func (e *fakeEnv) NextPSN() uint32                             { return e.next }
+func (e *fakeEnv) DeclareLost(uint32, transport.Cause) bool    { return false }
+func (e *fakeEnv) Outstanding() iter.Seq[transport.OutstandingPacket] {
+	return func(func(transport.OutstandingPacket) bool) {}
+}
+func (e *fakeEnv) SendProbe(t wire.Type, ev uint16, psn uint32) {
+	e.probes = append(e.probes, transport.OutstandingPacket{PSN: psn, EV: ev, Copies: int(t)})
+}
+func (e *fakeEnv) NoteReroute(s int, from, to uint16, reason string) {
+	e.reroutes = append(e.reroutes, reason)
+}
+
+type nopTimer struct{}
+
+func (nopTimer) Stop() bool               { return false }
+func (nopTimer) Reset(time.Duration) bool { return false }
+
+func newEnv() *fakeEnv { return &fakeEnv{next: 0x10000, rng: rand.New(rand.NewPCG(1, 2))} }
+
+func TestRSSReroutesWorst(t *testing.T) {
+	for _, c := range []struct {
+		metric Metric
+		want   int
+	}{{MeanRTT, 2}, {ECNFraction, 1}, {MaxRTT, 3}} {
+		env := newEnv()
+		s := newRSSSender(env, RSS{Sigma: 4, Tau: 10 * time.Microsecond, Metric: c.metric}, nil)
+		before := []uint16{s.subs[0].ev, s.subs[1].ev, s.subs[2].ev, s.subs[3].ev}
+		for i, ev := range before {
+			if ev&3 != uint16(i) {
+				t.Fatalf("initial EV %#x of subflow %d lacks its id", ev, i)
+			}
+		}
+		us := time.Microsecond
+		fb := func(psn uint32, rtt time.Duration, ce bool) {
+			s.OnFeedback(transport.Feedback{PSN: psn, EV: s.subs[psn&3].ev, RTT: rtt, CE: ce, At: env.now})
+		}
+		// Subflow 1: mean 5, half CE. 2: mean 9. 3: mean 6 but max 11.
+		// 0: no samples at all; a stale-EV sample must not count.
+		fb(1, 5*us, true)
+		fb(5, 5*us, false)
+		fb(2, 9*us, false)
+		fb(3, 1*us, false)
+		fb(7, 11*us, false)
+		s.OnFeedback(transport.Feedback{PSN: 0, EV: before[0] ^ 0x100, RTT: time.Second, At: env.now})
+		if len(env.reroutes) != 0 {
+			t.Fatal("rerouted before the deadline")
+		}
+		env.now = clock.Time(10 * us)
+		fb(6, 9*us, false)
+		for i := range s.subs {
+			if moved := s.subs[i].ev != before[i]; moved != (i == c.want) {
+				t.Errorf("%v: subflow %d moved=%v, want only %d to move", c.metric, i, moved, c.want)
+			}
+			if s.subs[i].c.n != 0 {
+				t.Errorf("%v: counters of %d not reset", c.metric, i)
+			}
+		}
+		if ev := s.subs[c.want].ev; ev&3 != uint16(c.want) {
+			t.Errorf("new EV %#x lost the subflow id", ev)
+		}
+		if d := s.deadline.Sub(env.now); d < 10*us || d > 11*us {
+			t.Errorf("next deadline in %v, want tau + jitter <= tau/10", d)
+		}
+	}
+}
+
+func TestPFLDSender(t *testing.T) {
+	env := newEnv()
+	env.next = 0x2FFFE // sections start just below a 16-bit boundary
+	cfg, err := PFLD{RSS: RSS{Sigma: 4}, Periodic: 2, PeriodicAnyRate: true}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newRSSSender(env, cfg.RSS, &cfg)
+	// Initial EVs are the low bits of each subflow's first PSN.
+	if diff := cmp.Diff([]uint16{0x0000, 0x0001, 0xFFFE, 0xFFFF}, []uint16{s.subs[0].ev, s.subs[1].ev, s.subs[2].ev, s.subs[3].ev}); diff != "" {
+		t.Fatalf("initial EVs (-want +got):\n%s", diff)
+	}
+	send := func(psn, last uint32, cause transport.Cause) {
+		env.next = max(env.next, psn+1)
+		s.OnSent(transport.SentPacket{PSN: psn, EV: s.DataEV(psn), MsgLastPSN: last, Cause: cause})
+	}
+	for psn := uint32(0x2FFFE); psn < 0x30010; psn++ { // a 18-packet message
+		send(psn, 0x3000F, transport.CauseNew)
+	}
+	var tails, periodic int
+	for _, p := range env.probes {
+		switch wire.Type(p.Copies) {
+		case wire.TypeTail:
+			tails++
+			if p.PSN < 0x3000C {
+				t.Errorf("tail probe for %#x: not among the last sigma PSNs", p.PSN)
+			}
+		case wire.TypePeriodic:
+			periodic++
+		}
+	}
+	if tails != 4 || periodic != 6 {
+		t.Errorf("%d tail and %d periodic probes, want 4 and 6", tails, periodic)
+	}
+	// Reroute subflow 2: section-end probe on the old EV for its last PSN,
+	// new EV = low bits of its next PSN.
+	env.probes = nil
+	old := s.subs[2].ev
+	s.reroute(2, "reroute")
+	if s.subs[2].ev != 0x0012 || len(env.probes) != 1 || env.probes[0].EV != old || env.probes[0].PSN != 0x3000E ||
+		wire.Type(env.probes[0].Copies) != wire.TypeSectionEnd {
+		t.Errorf("reroute: EV %#x, probes %+v", s.subs[2].ev, env.probes)
+	}
+	// A second reroute before the section carried anything changes nothing.
+	s.reroute(2, "reroute")
+	if len(env.reroutes) != 1 {
+		t.Errorf("empty section rerouted: %v", env.reroutes)
+	}
+	// Retransmissions: an RTX probe on the retransmission's EV; after an
+	// RTO the EV is random but keeps the subflow id.
+	env.probes = nil
+	ev := s.RetransmitEV(0x30001, transport.CauseRTO)
+	s.OnSent(transport.SentPacket{PSN: 0x30001, EV: ev, Cause: transport.CauseRTO})
+	if ev&3 != 1 || len(env.probes) != 1 || wire.Type(env.probes[0].Copies) != wire.TypeRTX || env.probes[0].EV != ev {
+		t.Errorf("RTO retransmission EV %#x, probes %+v", ev, env.probes)
+	}
+	if s.RetransmitEV(0x30001, transport.CauseNACK) != s.subs[1].ev {
+		t.Error("NACK retransmission not on the subflow's EV")
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	for _, name := range Names() {
+		s, err := New(name, nil)
+		if err != nil || s.Name() != name {
+			t.Errorf("New(%q) = %v, %v", name, s, err)
+		}
+	}
+	s, err := New("rss+pfld", map[string]string{"sigma": "8", "tau": "30us", "metric": "ecn-fraction", "bitmap_bits": "1024", "periodic": "-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.(pfldScheme).cfg
+	if got.RSS.Sigma != 8 || got.RSS.Tau != 30*time.Microsecond || got.RSS.Jitter != 3*time.Microsecond ||
+		got.RSS.Metric != ECNFraction || got.BitmapBits != 1024 || got.Periodic != -1 {
+		t.Errorf("parsed %+v", got)
+	}
+	for _, bad := range []struct {
+		name string
+		p    map[string]string
+	}{
+		{"nope", nil},
+		{"rss", map[string]string{"sigma": "12"}},
+		{"rss", map[string]string{"sigma": "x"}},
+		{"rss", map[string]string{"metric": "loss"}},
+		{"rss", map[string]string{"bitmap_bits": "512"}}, // a pfld key
+		{"rss+pfld", map[string]string{"bitmap_bits": "100"}},
+		{"ecmp", map[string]string{"tau": "1us"}},
+	} {
+		if _, err := New(bad.name, bad.p); err == nil {
+			t.Errorf("New(%q, %v) accepted", bad.name, bad.p)
+		}
+	}
+}
+
+func TestStateBytes(t *testing.T) {
+	env := newEnv()
+	cfg, _ := PFLD{}.withDefaults()
+	s := newRSSSender(env, cfg.RSS, &cfg)
+	r := pfldScheme{cfg}.NewReceiver(&nackEnv{}, &wire.Packet{})
+	// 16 subflows x (EV 2 + count 2 + RTT sum 4 + last PSN 4 + counter 1)
+	// + deadline 4; receiver: 512 bits + base PSN.
+	if s.StateBytes() != 16*13+4 || r.StateBytes() != 68 {
+		t.Errorf("state bytes: sender %d receiver %d", s.StateBytes(), r.StateBytes())
+	}
+}

@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+// Config configures an Endpoint. Zero fields take the defaults below.
+type Config struct {
+	// Scheme picks paths and adds loss detection. Required.
+	Scheme Scheme
+	// Name labels this host in records (default: the conn's address).
+	Name string
+	// Rate is the pacing rate of each flow in bits per second, counting
+	// Overhead per packet. The agent sets it to the host's link rate; 0
+	// does not pace at all.
+	Rate float64
+	// Overhead is the link bytes each datagram costs beyond its UDP
+	// payload, for pacing (default 42: Ethernet, IPv4, UDP).
+	Overhead int
+	// Window caps the DATA payload bytes in flight per flow (default
+	// 256 KiB). Keep Window/MaxSegment below a PFLD bitmap's size.
+	Window int
+	// MaxSegment is the payload bytes per DATA packet (default and
+	// maximum: the conn's MaxPayload less the DATA header).
+	MaxSegment int
+	// InitialRTO is used before the first RTT sample (default 10 ms).
+	InitialRTO time.Duration
+	// MinRTO and MaxRTO bound the RTO (defaults 1 ms and 1 s).
+	MinRTO, MaxRTO time.Duration
+	// RTOGranularity rounds the retransmission timer's deadlines up to a
+	// multiple of itself (default MinRTO/4), so packets lost back to back
+	// (a path failure) expire in one batch instead of one timer event,
+	// backoff step and reroute each.
+	RTOGranularity time.Duration
+	// MaxRecvSpan is how far beyond its cumulative PSN a receiver accepts
+	// packets (default 1<<20); beyond that a packet is a protocol error.
+	MaxRecvSpan int
+	// Seed seeds flow ids and every flow's random source.
+	Seed uint64
+	// OnMessageSent gets the sender's record of every completed message.
+	OnMessageSent func(MessageRecord)
+	// OnMessageReceived gets the receiver's record of every delivery.
+	OnMessageReceived func(ReceiveRecord)
+}
+
+// Defaults.
+const (
+	DefaultOverhead    = 14 + 20 + 8
+	DefaultWindow      = 256 << 10
+	DefaultInitialRTO  = 10 * time.Millisecond
+	DefaultMinRTO      = time.Millisecond
+	DefaultMaxRTO      = time.Second
+	DefaultMaxRecvSpan = 1 << 20
+)
+
+func (c *Config) fill(maxPayload int) error {
+	if c.Scheme == nil {
+		return errors.New("transport: config: no scheme")
+	}
+	seg := maxPayload - wire.DataLen
+	if seg < 1 {
+		return fmt.Errorf("transport: conn payload of %d bytes leaves no room after the header", maxPayload)
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Overhead, DefaultOverhead)
+	def(&c.Window, DefaultWindow)
+	def(&c.MaxSegment, min(seg, wire.MaxPayload))
+	def(&c.MaxRecvSpan, DefaultMaxRecvSpan)
+	defDur(&c.InitialRTO, DefaultInitialRTO)
+	defDur(&c.MinRTO, DefaultMinRTO)
+	defDur(&c.MaxRTO, DefaultMaxRTO)
+	defDur(&c.RTOGranularity, max(c.MinRTO/4, 1))
+	switch {
+	case c.Rate < 0:
+		return fmt.Errorf("transport: config: negative rate %v", c.Rate)
+	case c.MaxSegment < 1 || c.MaxSegment > seg:
+		return fmt.Errorf("transport: config: segment %d outside 1..%d", c.MaxSegment, seg)
+	case c.Window < c.MaxSegment:
+		return fmt.Errorf("transport: config: window %d smaller than a segment (%d)", c.Window, c.MaxSegment)
+	case c.MinRTO < 0 || c.MaxRTO < c.MinRTO || c.InitialRTO < 0 || c.RTOGranularity < 0:
+		return fmt.Errorf("transport: config: RTO bounds %v..%v, initial %v", c.MinRTO, c.MaxRTO, c.InitialRTO)
+	case c.MaxRecvSpan < 1 || c.MaxRecvSpan > 1<<30:
+		return fmt.Errorf("transport: config: receive span %d", c.MaxRecvSpan)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package transport
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+// ProbeCounts counts probes by type.
+type ProbeCounts struct {
+	Tail       int `json:"tail"`
+	SectionEnd int `json:"section_end"`
+	Periodic   int `json:"periodic"`
+	RTX        int `json:"rtx"`
+}
+
+func (c *ProbeCounts) add(t wire.Type) {
+	switch t {
+	case wire.TypeTail:
+		c.Tail++
+	case wire.TypeSectionEnd:
+		c.SectionEnd++
+	case wire.TypePeriodic:
+		c.Periodic++
+	case wire.TypeRTX:
+		c.RTX++
+	}
+}
+
+// Total is the number of probes of all types.
+func (c ProbeCounts) Total() int { return c.Tail + c.SectionEnd + c.Periodic + c.RTX }
+
+// LossRecord is one detected loss.
+type LossRecord struct {
+	PSN   uint32 `json:"psn"`
+	Cause Cause  `json:"cause"`
+	// DelayNs runs from the send of the lost copy to its detection.
+	DelayNs int64 `json:"delay_ns"`
+	// Retx is true when the lost copy was itself a retransmission.
+	Retx bool `json:"retx"`
+}
+
+// MessageRecord is the sender's account of one message, emitted when its
+// last packet is acknowledged.
+type MessageRecord struct {
+	Kind    string `json:"kind"` // "message"
+	Host    string `json:"host"`
+	Peer    string `json:"peer"`
+	Scheme  string `json:"scheme"`
+	Flow    uint32 `json:"flow"`
+	Msg     uint32 `json:"msg"`
+	Bytes   int    `json:"bytes"`
+	Packets int    `json:"packets"`
+	StartNs int64  `json:"start_ns"` // queued on the flow
+	EndNs   int64  `json:"end_ns"`   // last packet acknowledged
+	FCTNs   int64  `json:"fct_ns"`
+	// Retransmissions = RetxNeeded + RetxSpurious. A retransmission is
+	// spurious when the receiver already had the PSN, which it says with
+	// DUP on the ACK (an ACK lost on the way hides it from this count; the
+	// receiver's ReceiveRecord is authoritative).
+	Retransmissions int          `json:"retransmissions"`
+	RetxNeeded      int          `json:"retx_needed"`
+	RetxSpurious    int          `json:"retx_spurious"`
+	NACKs           int          `json:"nacks"`          // NACKed PSNs received
+	NACKsAccepted   int          `json:"nacks_accepted"` // of which declared lost
+	Probes          ProbeCounts  `json:"probes"`
+	RTOs            int          `json:"rtos"`     // timer expiries that declared a packet of this message lost
+	Reroutes        int          `json:"reroutes"` // flow reroutes while the message was active
+	Losses          []LossRecord `json:"losses"`
+}
+
+// ReceiveRecord is the receiver's account of one message, emitted when
+// it is delivered.
+type ReceiveRecord struct {
+	Kind    string `json:"kind"` // "delivery"
+	Host    string `json:"host"`
+	Peer    string `json:"peer"`
+	Flow    uint32 `json:"flow"`
+	Msg     uint32 `json:"msg"`
+	Bytes   int    `json:"bytes"`
+	Packets int    `json:"packets"`
+	FirstNs int64  `json:"first_ns"` // first packet arrived
+	EndNs   int64  `json:"end_ns"`   // delivered
+	// Verified is true: every byte was checked against the pattern (a
+	// packet that fails is dropped and counted, never delivered).
+	Verified bool `json:"verified"`
+	// RetxUseful are retransmitted copies that filled a hole; RetxSpurious
+	// are retransmitted copies of PSNs already here (while the message
+	// was incomplete; later ones count in Stats.SpuriousRetxLate).
+	RetxUseful   int `json:"retx_useful"`
+	RetxSpurious int `json:"retx_spurious"`
+	Duplicates   int `json:"duplicates"` // all duplicate copies, network duplicates included
+	NACKsSent    int `json:"nacks_sent"` // PSNs NACKed
+}
+
+// EVChange is one entry of a subflow's EV history.
+type EVChange struct {
+	AtNs   int64  `json:"at_ns"`
+	EV     uint16 `json:"ev"`
+	Reason string `json:"reason"` // "initial", "reroute", "rto", "nofeedback"
+}
+
+// SubflowRecord is one subflow's (or path's) history.
+type SubflowRecord struct {
+	ID      int        `json:"id"`
+	Packets int        `json:"packets"` // DATA copies sent
+	EVs     []EVChange `json:"evs"`
+}
+
+// FlowRecord is a flow's account: totals, pacing and per-subflow history.
+type FlowRecord struct {
+	Kind       string          `json:"kind"` // "flow"
+	Host       string          `json:"host"`
+	Peer       string          `json:"peer"`
+	Scheme     string          `json:"scheme"`
+	Flow       uint32          `json:"flow"`
+	Messages   int             `json:"messages"`
+	Packets    int             `json:"packets"`     // DATA copies sent
+	Retx       int             `json:"retx"`        // of which retransmissions
+	Reroutes   int             `json:"reroutes"`    // EV changes made by the scheme
+	RTOs       int             `json:"rtos"`        // timer expiries
+	StateBytes int             `json:"state_bytes"` // scheme's per-flow sender state
+	SRTTNs     int64           `json:"srtt_ns"`
+	MinRTTNs   int64           `json:"min_rtt_ns"`
+	RTONs      int64           `json:"rto_ns"` // current, backoff included
+	Pacing     PacingStats     `json:"pacing"`
+	Subflows   []SubflowRecord `json:"subflows,omitempty"`
+}
+
+// PacingStats measures how closely the pacer kept its rate. Only gaps in
+// which the flow was held back by the pacer count (not ones where it had
+// nothing to send or its window was full).
+type PacingStats struct {
+	TargetBps   float64 `json:"target_bps"`
+	Gaps        int     `json:"gaps"`
+	IntendedNs  float64 `json:"intended_ns"`  // sum of the gaps the rate asks for
+	ActualNs    float64 `json:"actual_ns"`    // sum of the gaps achieved
+	MaxLateNs   int64   `json:"max_late_ns"`  // worst departure after its slot
+	AchievedBps float64 `json:"achieved_bps"` // TargetBps * Intended/Actual
+	Accuracy    float64 `json:"accuracy"`     // Intended/Actual: 1 is perfect
+}
+
+// JSONLines writes records, one JSON object per line.
+type JSONLines struct{ enc *json.Encoder }
+
+// NewJSONLines returns a writer of JSON lines to w.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: json.NewEncoder(w)} }
+
+// Write writes one record.
+func (j *JSONLines) Write(rec any) error {
+	if err := j.enc.Encode(rec); err != nil {
+		return fmt.Errorf("transport: write record: %w", err)
+	}
+	return nil
+}
+
+func ns(t clock.Time) int64 { return int64(t) }

@@ -1,0 +1,113 @@
+package transport
+
+import (
+	"github.com/ftlab/ftlab/hostagent/clock"
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+// liftStamp turns a 32-bit echoed timestamp back into a clock time, taking
+// the candidate nearest now (timestamps are echoed within ~2 s).
+func liftStamp(now clock.Time, ts uint32) clock.Time {
+	return now - clock.Time(int32(uint32(now)-ts))
+}
+
+// onACK handles an ACK for this flow.
+func (s *sender) onACK(pk *wire.Packet) {
+	now := s.ep.clk.Now()
+	newly := 0
+	if pk.Flags&wire.FlagProbeACK == 0 {
+		if p := s.ring.get(pk.PSN); p != nil {
+			// The echo names the copy it answers, so the sample is exact
+			// even for retransmissions.
+			rtt := now.Sub(liftStamp(now, pk.TSEcr))
+			s.rtt.sample(rtt)
+			dup := pk.Flags&wire.FlagDup != 0
+			if dup && p.copies > 1 && !p.acked {
+				p.msg.rec.RetxSpurious++
+			}
+			s.scheme.OnFeedback(Feedback{PSN: pk.PSN, EV: pk.EV, RTT: rtt, CE: pk.Flags&wire.FlagECE != 0, Dup: dup, At: now})
+			newly += s.ack(p, now)
+		} else {
+			s.ep.stats.StaleACKs++
+		}
+	} else {
+		s.rtt.sample(now.Sub(liftStamp(now, pk.TSEcr)))
+	}
+	// Cumulative part: everything before CumAck. The ring's base only
+	// moves forward, so each PSN is visited here at most once.
+	for psn := s.ring.base; wire.SeqLess(psn, pk.CumAck) && wire.SeqLess(psn, s.nextPSN); psn++ {
+		newly += s.ack(s.ring.get(psn), now)
+	}
+	// Selective part: bit i is PSN psn-1-i.
+	for bits, i := pk.SACK, uint32(0); bits != 0; bits, i = bits>>1, i+1 {
+		if bits&1 != 0 {
+			newly += s.ack(s.ring.get(pk.PSN-1-i), now)
+		}
+	}
+	s.ring.popAcked()
+	if newly > 0 {
+		s.rtt.backoff = 0
+	}
+	s.armRTO()
+	s.pump()
+}
+
+// ack marks p acknowledged and reports 1 if that is news.
+func (s *sender) ack(p *txPacket, now clock.Time) int {
+	if p == nil || p.acked || p.copies == 0 {
+		return 0
+	}
+	p.acked = true
+	s.list.remove(p)
+	if p.inflight {
+		p.inflight = false
+		s.inflight -= p.n
+	}
+	m := p.msg
+	m.acked++
+	if m.acked == m.npkts {
+		s.complete(m, now)
+	}
+	return 1
+}
+
+// complete emits the record of a fully acknowledged message.
+func (s *sender) complete(m *outMsg, now clock.Time) {
+	for i, q := range s.msgs {
+		if q == m {
+			s.msgs = append(s.msgs[:i], s.msgs[i+1:]...)
+			break
+		}
+	}
+	r := &m.rec
+	r.EndNs = ns(now)
+	r.FCTNs = r.EndNs - r.StartNs
+	r.RetxNeeded = r.Retransmissions - r.RetxSpurious
+	r.Reroutes = s.reroutes - m.reroutesAtStart
+	if f := s.ep.cfg.OnMessageSent; f != nil {
+		f(*r)
+	}
+}
+
+// onNACK handles a NACK for this flow. A PSN is declared lost only if the
+// NACK is evidence about its latest copy: that copy went out on the
+// trigger's EV (the same FIFO path) before the trigger did. Anything else
+// is stale evidence about a copy that was already replaced.
+func (s *sender) onNACK(pk *wire.Packet) {
+	now := s.ep.clk.Now()
+	trigger := liftStamp(now, pk.TSEcr)
+	for _, psn := range pk.NACKs {
+		p := s.ring.get(psn)
+		ok := p != nil && !p.acked && !p.lost && p.copies > 0 && p.lastEV == pk.EV && p.last < trigger
+		if p != nil {
+			p.msg.rec.NACKs++
+			if ok {
+				p.msg.rec.NACKsAccepted++
+				s.declareLost(p, CauseNACK, now)
+			}
+		}
+		s.scheme.OnNACK(NACKInfo{PSN: psn, TriggerEV: pk.EV, Accepted: ok})
+	}
+	s.armRTO()
+	s.pump()
+}

@@ -1,0 +1,98 @@
+package wire
+
+import "encoding/binary"
+
+// Parse decodes b into p, validating every field (see the package doc).
+// p.Payload aliases b; p.NACKs reuses its backing array. On error p is left
+// in an unspecified state. Parse never panics.
+func Parse(b []byte, p *Packet) error {
+	if len(b) < CommonLen {
+		return perr(ErrTruncated, "header", uint64(len(b)))
+	}
+	be := binary.BigEndian
+	if m := be.Uint16(b[0:]); m != Magic {
+		return perr(ErrMagic, "magic", uint64(m))
+	}
+	if b[2] != Version {
+		return perr(ErrVersion, "version", uint64(b[2]))
+	}
+	t := Type(b[3])
+	if !t.Valid() {
+		return perr(ErrType, "type", uint64(b[3]))
+	}
+	f := Flags(b[4])
+	if f&^allowedFlags(t) != 0 {
+		return perr(ErrFlags, "flags", uint64(f))
+	}
+	if b[5] > MaxSubflowBit {
+		return perr(ErrField, "sfbits", uint64(b[5]))
+	}
+	nacks := p.NACKs[:0]
+	*p = Packet{Header: Header{
+		Type:        t,
+		Flags:       f,
+		SubflowBits: b[5],
+		EV:          be.Uint16(b[6:]),
+		Flow:        be.Uint32(b[8:]),
+		Msg:         be.Uint32(b[12:]),
+		PSN:         be.Uint32(b[16:]),
+		TSVal:       be.Uint32(b[20:]),
+		TSEcr:       be.Uint32(b[24:]),
+	}}
+	switch t {
+	case TypeData:
+		if len(b) < DataLen {
+			return perr(ErrTruncated, "data header", uint64(len(b)))
+		}
+		if r := be.Uint16(b[38:]); r != 0 {
+			return perr(ErrReserved, "data reserved", uint64(r))
+		}
+		n := int(be.Uint16(b[36:]))
+		if len(b)-DataLen != n {
+			return perr(ErrLength, "length", uint64(len(b)-DataLen))
+		}
+		p.Offset = be.Uint32(b[28:])
+		p.MsgLen = be.Uint32(b[32:])
+		if uint64(p.Offset)+uint64(n) > uint64(p.MsgLen) {
+			return perr(ErrField, "offset+length", uint64(p.Offset)+uint64(n))
+		}
+		p.Payload = b[DataLen:]
+	case TypeACK:
+		if len(b) != AckLen {
+			return perr(lenErr(len(b), AckLen), "ack length", uint64(len(b)))
+		}
+		p.CumAck = be.Uint32(b[28:])
+		p.SACK = be.Uint64(b[32:])
+	case TypeNACK:
+		if len(b) < NACKBaseLen {
+			return perr(ErrTruncated, "nack header", uint64(len(b)))
+		}
+		if r := be.Uint16(b[30:]); r != 0 {
+			return perr(ErrReserved, "nack reserved", uint64(r))
+		}
+		n := int(be.Uint16(b[28:]))
+		if n == 0 || n > MaxNACKPSNs {
+			return perr(ErrField, "nack count", uint64(n))
+		}
+		if want := NACKBaseLen + 4*n; len(b) != want {
+			return perr(lenErr(len(b), want), "nack length", uint64(len(b)))
+		}
+		for i := 0; i < n; i++ {
+			nacks = append(nacks, be.Uint32(b[NACKBaseLen+4*i:]))
+		}
+		p.NACKs = nacks
+	default: // probes
+		if len(b) != ProbeLen {
+			return perr(ErrLength, "probe length", uint64(len(b)))
+		}
+	}
+	return nil
+}
+
+// lenErr tells a short packet (truncated) from a long one (length mismatch).
+func lenErr(got, want int) error {
+	if got < want {
+		return ErrTruncated
+	}
+	return ErrLength
+}
