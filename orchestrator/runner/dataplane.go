@@ -1,0 +1,35 @@
+package runner
+
+import (
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/switchd"
+)
+
+// dataPlaneOf maps a cell's switch settings to the control plane's.
+func dataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
+	dp := switchd.Config{DataPlane: switchd.DataPlaneBPF, Seed: seed, Trim: c.Trimming}
+	dp.Mode = switchd.ModeShaped
+	if c.DataPlane == scenario.LineRate {
+		dp.Mode = switchd.ModeLineRate
+	}
+	policy := func(layers ...scenario.Layer) string {
+		for _, l := range layers {
+			if p, ok := c.Policy[l]; ok {
+				return string(p)
+			}
+		}
+		return "ecmp"
+	}
+	dp.EdgePolicy = policy(scenario.LayerEdge, scenario.LayerLeaf)
+	dp.AggPolicy = policy(scenario.LayerAgg)
+	if c.Ofan != nil {
+		dp.AckThreshold = int(c.Ofan.AckThreshold)
+	}
+	if c.POfan != nil {
+		dp.PipeSize = c.POfan.Pipe
+	}
+	if c.AR != nil {
+		dp.ARQuantum = int(c.AR.Quantum)
+	}
+	return dp.WithDefaults()
+}

@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/switchd"
+)
+
+// FaultEvent is one fault action as it was applied.
+type FaultEvent struct {
+	At      time.Duration   `json:"at_ns"`      // when the timeline asked for it
+	Applied time.Duration   `json:"applied_ns"` // when it took effect
+	Action  scenario.Action `json:"action"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// injector applies a run's fault timeline to a lab's data plane.
+type injector struct {
+	ctl    *switchd.Lab
+	failed map[int]bool
+}
+
+// sides returns the sending sides of a directional action.
+func sides(d scenario.Direction) []topology.Side {
+	switch d {
+	case scenario.Up:
+		return []topology.Side{topology.SideA}
+	case scenario.Down:
+		return []topology.Side{topology.SideB}
+	}
+	return []topology.Side{topology.SideA, topology.SideB}
+}
+
+// apply carries out one action. Link failures act at once in the data
+// plane; the switches reconverge after the lab's convergence delay, in the
+// background, as BGP would.
+func (in *injector) apply(ctx context.Context, a scenario.Action) error {
+	t := in.ctl.Topo
+	var link *topology.Link
+	for i := range t.Links {
+		if t.Links[i].Name == a.Link {
+			link = &t.Links[i]
+		}
+	}
+	if link == nil {
+		return fmt.Errorf("fault names link %q, which the lab does not have", a.Link)
+	}
+	switch a.Op {
+	case scenario.OpSetDrop, scenario.OpClearDrop:
+		p := a.Drop
+		if a.Op == scenario.OpClearDrop {
+			p = 0
+		}
+		for _, s := range sides(a.Direction) {
+			if err := in.ctl.SetCorruption(link, s, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	case scenario.OpLinkDown, scenario.OpLinkUp:
+		up := a.Op == scenario.OpLinkUp
+		previous := copySet(in.failed)
+		if up {
+			delete(in.failed, link.ID)
+		} else {
+			in.failed[link.ID] = true
+		}
+		if err := in.ctl.SetLinkUp(link, up); err != nil {
+			return err
+		}
+		next := copySet(in.failed)
+		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(in.ctl.Config.ConvergenceDelay):
+			}
+			_ = in.ctl.Reconverge(ctx, previous, next)
+		}()
+		return nil
+	case scenario.OpSetRate, scenario.OpRestoreRate:
+		return fmt.Errorf("fault %s: changing a link's rate during a run is not supported yet", a.Op)
+	}
+	return fmt.Errorf("unknown fault operation %q", a.Op)
+}
+
+func copySet(m map[int]bool) map[int]bool {
+	out := make(map[int]bool, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// runTimeline applies actions at their offsets from start until ctx ends.
+func (in *injector) runTimeline(ctx context.Context, start time.Time, actions []scenario.Action, record func(FaultEvent)) {
+	for _, a := range actions {
+		wait := time.Until(start.Add(a.At))
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		ev := FaultEvent{At: a.At, Action: a}
+		if err := in.apply(ctx, a); err != nil {
+			ev.Error = err.Error()
+		}
+		ev.Applied = time.Since(start)
+		record(ev)
+	}
+}

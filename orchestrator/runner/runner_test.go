@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/workload"
+)
+
+// fakeAgents delivers every message a fixed time after it is sent, and
+// records the order of sends, so the runner's scheduling and result files
+// can be checked without real transports.
+type fakeAgents struct {
+	mu     sync.Mutex
+	delay  time.Duration
+	drop   map[int]bool // messages never delivered
+	sent   []int
+	events chan AgentEvent
+	stop   chan struct{}
+}
+
+func (f *fakeAgents) Send(m workload.Message) error {
+	f.mu.Lock()
+	f.sent = append(f.sent, m.ID)
+	f.mu.Unlock()
+	if f.drop[m.ID] {
+		return nil
+	}
+	time.AfterFunc(f.delay, func() {
+		select {
+		case f.events <- AgentEvent{Kind: EventReceived, Msg: m.ID, Received: &transport.ReceiveRecord{Bytes: int(m.Bytes), Verified: true}}:
+		case <-f.stop:
+		}
+		select {
+		case f.events <- AgentEvent{Kind: EventSent, Msg: m.ID, Sent: &transport.MessageRecord{Bytes: int(m.Bytes), Packets: 3, RetxNeeded: 1}}:
+		case <-f.stop:
+		}
+	})
+	return nil
+}
+
+func (f *fakeAgents) Events() <-chan AgentEvent { return f.events }
+func (f *fakeAgents) Stop() ([]transport.FlowRecord, error) {
+	close(f.stop)
+	return nil, nil
+}
+
+func loadScenario(t *testing.T, yaml string) *scenario.Scenario {
+	t.Helper()
+	path := filepath.Join(testlab.Root(t), "scenarios", "zz-test.yaml")
+	sc, err := scenario.Parse(path, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestRunWritesResultsAndReportRebuildsThem(t *testing.T) {
+	testlab.RequireRoot(t)
+	sc := loadScenario(t, `
+name: zz-test
+topology: topologies/fattree-k4.yaml
+dataplane: linerate
+workload: {kind: ring-allreduce, size: 64KiB, hosts: [h0-0-0, h1-0-0, h2-0-0, h3-0-0]}
+repetitions: 2
+timeout: 10s
+compare:
+  policy: [ecmp, ofan]
+`)
+	var fakes []*fakeAgents
+	opt := Options{
+		Store:       &lab.Store{Dir: t.TempDir(), Prefix: testlab.Prefix(t)},
+		ResultsRoot: t.TempDir(),
+		Agents: func(ctx context.Context, st *lab.State, store *lab.Store, cfg *scenario.Config, run *scenario.Run) (Agents, error) {
+			f := &fakeAgents{delay: 5 * time.Millisecond, events: make(chan AgentEvent, 64), stop: make(chan struct{})}
+			fakes = append(fakes, f)
+			return f, nil
+		},
+	}
+	dir, sum, err := Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Cells) != 2 || !sum.Complete {
+		t.Fatalf("summary: %+v", sum)
+	}
+	for _, c := range sum.Cells {
+		if c.CompleteRuns != 2 || c.Delivered != c.Messages || c.Messages != 2*2*3*4 {
+			t.Errorf("cell %s: %+v; want 2 complete runs delivering 2 runs x 6 steps x 4 messages", c.Cell, c)
+		}
+		if c.CCTMean <= 0 || c.RetxNeeded != c.Messages {
+			t.Errorf("cell %s: CCT %v, retx %d", c.Cell, c.CCTMean, c.RetxNeeded)
+		}
+	}
+	// Ring all-reduce: a step's messages only start once the previous
+	// step's have been delivered.
+	run := sc.Cells[0].Runs[0]
+	pos := map[int]int{}
+	for i, id := range fakes[0].sent {
+		pos[id] = i
+	}
+	for _, m := range run.Messages {
+		for _, d := range m.After {
+			if pos[d] >= pos[m.ID] {
+				t.Errorf("message %d (step %d) was sent before its dependency %d", m.ID, m.Step, d)
+			}
+		}
+	}
+	for _, f := range []string{RunFile, FlowsFile, LinksFile, SummaryFile, ReportFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !strings.Contains(string(before), "policy=ofan") || !strings.Contains(string(before), "E->A") {
+		t.Errorf("report lacks cells or queue directions:\n%s", before)
+	}
+	if _, err := Report(dir); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if string(before) != string(after) {
+		t.Errorf("report rebuilt from the raw files differs:\n--- live\n%s\n--- rebuilt\n%s", before, after)
+	}
+	if left := testlab.Remaining(t, opt.Store.Prefix); len(left) != 0 {
+		t.Errorf("run left %d namespaces", len(left))
+	}
+}
+
+func TestTimeoutAndInterruptKeepResults(t *testing.T) {
+	testlab.RequireRoot(t)
+	sc := loadScenario(t, `
+name: zz-test
+topology: topologies/fattree-k4.yaml
+dataplane: linerate
+workload: {kind: permutation, size: 64KiB}
+repetitions: 3
+timeout: 300ms
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	opt := Options{
+		Store:       &lab.Store{Dir: t.TempDir(), Prefix: testlab.Prefix(t)},
+		ResultsRoot: t.TempDir(),
+		Agents: func(context.Context, *lab.State, *lab.Store, *scenario.Config, *scenario.Run) (Agents, error) {
+			runs++
+			if runs == 2 {
+				time.AfterFunc(100*time.Millisecond, cancel) // Ctrl-C during the second run
+			}
+			return &fakeAgents{delay: time.Millisecond, drop: map[int]bool{3: true}, events: make(chan AgentEvent, 64), stop: make(chan struct{})}, nil
+		},
+	}
+	dir, sum, err := Run(ctx, sc, opt)
+	if err == nil {
+		t.Fatal("interrupted run returned no error")
+	}
+	if sum.Complete || len(sum.Cells) != 1 || sum.Cells[0].Runs != 2 {
+		t.Fatalf("summary %+v; want incomplete with 2 runs (one timed out, one interrupted)", sum)
+	}
+	c := sum.Cells[0]
+	if c.CompleteRuns != 0 || c.Delivered != c.Messages-2 {
+		t.Errorf("cell %+v: want no complete run and everything but message 3 delivered in both", c)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, RunFile))
+	if !strings.Contains(string(data), `"complete": false`) || !strings.Contains(string(data), `"status": "timeout"`) ||
+		!strings.Contains(string(data), `"status": "interrupted"`) {
+		t.Errorf("run.json does not record the timeout and the interruption")
+	}
+	if left := testlab.Remaining(t, opt.Store.Prefix); len(left) != 0 {
+		t.Errorf("interrupted run left %d namespaces", len(left))
+	}
+}
