@@ -73,9 +73,12 @@ func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 	if err := h.QdiscAdd(q); err != nil {
 		return fmt.Errorf("shaping %s: add htb: %w", name, err)
 	}
-	// Bursts of a little more than one MTU keep the service smooth: HTB
-	// would otherwise let a whole tick's worth of bytes out at once.
-	burst := uint32(2 * l.MTU)
+	// The burst is what HTB may send at once to catch up when its timer
+	// fires late. At two MTUs a busy CPU's late timers lose service for
+	// good (measured: 70-80% of the rate at 200 Mbit/s under load); a
+	// millisecond's worth of bytes lets it make up the delay (99.5%+)
+	// while still pacing within a millisecond.
+	burst := uint32(max(2*uint64(l.MTU), l.RateBps/8/1000))
 	classes := []struct {
 		handle, parent uint32
 		prio           uint32
