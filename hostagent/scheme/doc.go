@@ -25,7 +25,24 @@
 //     follow every P packets of a subflow (at most once per RTT unless
 //     configured otherwise) and an RTX probe follows every retransmission.
 //
-// Choices the paper leaves open, and what is done here:
+// The Ordered Chaos evaluation's baselines and PSN-PATH, each documented
+// with the choices its sources leave open on its configuration type:
+//
+//   - rss+rack (RACK): RSS with sender-side RACK-TLP (RFC 8985) per
+//     subflow, the paper's stand-in for Falcon.
+//   - psnpath (PSNPath): K logical paths, PSN p on path (p - FPSN) mod A;
+//     the receiver NACKs only a gap against the same path's predecessor
+//     within the packet's mapping epoch, which each DATA packet carries
+//     (wire.PathMap); a path manager scores paths (DT-Switch). gapnack is
+//     the same sender with a receiver that NACKs every global PSN gap: a
+//     baseline for PSN-PATH's comparison, not a scheme to deploy.
+//   - reps (REPS): per-packet EVs, reusing those whose ACKs came back
+//     unmarked, exploring random ones otherwise, freezing on timeouts.
+//   - plb (PLB): one EV per flow, moved when a round's CE fraction exceeds
+//     a threshold (FlowBender's parameters, as Ordered Chaos sets them).
+//
+// Choices the Ordered Chaos paper leaves open for rss and rss+pfld, and
+// what is done here:
 //
 //   - Feedback counts toward a subflow only if the acknowledged copy was
 //     sent on the subflow's current EV: samples from the old path must not

@@ -101,7 +101,10 @@ type SenderScheme interface {
 	RetransmitEV(psn uint32, cause Cause) uint16
 	// OnSent is called after every DATA transmission.
 	OnSent(p SentPacket)
-	// OnFeedback is called for every ACK of a DATA packet of this flow.
+	// OnFeedback is called for every ACK of a DATA packet of this flow,
+	// including ACKs of packets that earlier ACKs had already covered
+	// (cumulatively or selectively): each is still its copy's delivery on
+	// its EV.
 	OnFeedback(f Feedback)
 	// OnNACK is called for every PSN of every NACK of this flow.
 	OnNACK(n NACKInfo)
@@ -157,6 +160,14 @@ type ReceiverEnv interface {
 	// NACK tells the sender that the PSNs in missing were proved missing
 	// by trigger (a DATA packet or probe of this flow).
 	NACK(trigger *wire.Packet, missing []uint32)
+}
+
+// PathMapper is implemented by sender schemes that map PSNs to paths
+// round-robin and tell the receiver the mapping (psnpath): the engine puts
+// PathMap(psn) in the header of every first transmission; retransmissions
+// carry no mapping.
+type PathMapper interface {
+	PathMap(psn uint32) wire.PathMap
 }
 
 // SubflowReporter is implemented by sender schemes that have subflows, to

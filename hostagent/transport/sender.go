@@ -37,6 +37,7 @@ type sender struct {
 	id     uint32
 	peer   netip.Addr
 	scheme SenderScheme
+	mapper PathMapper // the scheme, if it maps PSNs to paths
 	sfBits uint8
 	rng    *rand.Rand
 
@@ -103,6 +104,7 @@ func newSender(ep *Endpoint, id uint32, peer netip.Addr) *sender {
 	s.stamp = ep.clk.Now() - 1
 	s.scheme = ep.cfg.Scheme.NewSender(s)
 	s.sfBits = s.scheme.SubflowBits()
+	s.mapper, _ = s.scheme.(PathMapper)
 	return s
 }
 
@@ -229,6 +231,8 @@ func (s *sender) transmit(now clock.Time, p *txPacket, ev uint16, cause Cause) {
 	}, Offset: p.off, MsgLen: uint32(p.msg.size)}
 	if cause != CauseNew {
 		hdr.Flags = wire.FlagRetx
+	} else if s.mapper != nil {
+		hdr.Path = s.mapper.PathMap(p.psn)
 	}
 	b, payload, err := wire.AppendData(s.ep.buf[:0], &hdr, p.n)
 	if err != nil {

@@ -29,6 +29,13 @@ func (s *sender) onACK(pk *wire.Packet) {
 			newly += s.ack(p, now)
 		} else {
 			s.ep.stats.StaleACKs++
+			if d := s.ring.base - pk.PSN; d > 0 && d <= 1<<30 {
+				// Acknowledged and released already (a later ACK on a
+				// faster path covered it): still this copy's delivery on
+				// its EV, which path-scoring schemes must hear about.
+				rtt := now.Sub(liftStamp(now, pk.TSEcr))
+				s.scheme.OnFeedback(Feedback{PSN: pk.PSN, EV: pk.EV, RTT: rtt, CE: pk.Flags&wire.FlagECE != 0, Dup: pk.Flags&wire.FlagDup != 0, At: now})
+			}
 		}
 	} else {
 		s.rtt.sample(now.Sub(liftStamp(now, pk.TSEcr)))

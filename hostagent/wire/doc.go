@@ -25,7 +25,9 @@
 //	 28    4 offset   byte offset of the payload in the message
 //	 32    4 msglen   total message length in bytes
 //	 36    2 length   payload length; must equal the bytes that follow
-//	 38    2 reserved must be 0
+//	 38    2 path     PSN-to-path mapping (PathMap): active paths in bits
+//	                  15..11, low 11 bits of the mapping's first PSN below;
+//	                  0 for no mapping (then the whole halfword must be 0)
 //
 //	ACK (12 bytes; 40 in all). psn is the PSN acknowledged, tsecr its tsval.
 //	With PROBE_ACK the ACK answers a probe: psn is the probe's PSN plus one
@@ -45,7 +47,10 @@
 //
 // The header is 40 bytes on data packets (1% of a 4 KiB MTU) and 28 on
 // probes. Fields are only as wide as their range needs; none is padding
-// except the two reserved halfwords that keep DATA and NACK bodies aligned.
+// except the reserved halfword that keeps the NACK body aligned. (DATA's
+// path halfword was reserved in the first layout; a zero there still means
+// exactly what it meant, so packets of schemes without a mapping are
+// unchanged.)
 //
 // # Why these fields
 //
@@ -56,12 +61,16 @@
 // predecessor). The initial PSN of a flow is InitialPSN(flow), so both ends
 // know where a flow starts without a handshake. DUP on an ACK tells the
 // sender that the acknowledged copy was a duplicate at the receiver, which
-// is how the sender learns which retransmissions were spurious.
+// is how the sender learns which retransmissions were spurious. path lets
+// a PSN-PATH receiver find each packet's same-path predecessor and the
+// mapping epoch (FPSN) it belongs to: the sender remaps paths at run time,
+// and an epoch's first packets may be lost or overtaken, so the epoch
+// travels in every packet rather than in a separate announcement.
 //
 // # Validation
 //
 // Parse checks magic, version, type, flags (unknown bits and flags not
-// allowed on the type), reserved fields, sfbits, lengths (the datagram must
+// allowed on the type), reserved fields, sfbits, the path map, lengths (the datagram must
 // be exactly as long as the header says) and NACK counts. It never panics
 // and returns a *ParseError that wraps one of the Err* sentinels, so a
 // receiver can count malformed packets by kind.

@@ -13,6 +13,7 @@ import (
 func FuzzParse(f *testing.F) {
 	for _, p := range []Packet{
 		{Header: hdr(TypeData), MsgLen: 100, Offset: 10, Payload: []byte("payload")},
+		{Header: hdr(TypeData), MsgLen: 100, Offset: 10, Path: NewPathMap(4, 77), Payload: []byte("payload")},
 		{Header: hdr(TypeACK), CumAck: 5, SACK: 3},
 		{Header: hdr(TypeNACK), NACKs: []uint32{1, 2}},
 		{Header: hdr(TypeTail)},

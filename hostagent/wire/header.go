@@ -98,7 +98,8 @@ type Packet struct {
 	// DATA
 	Offset  uint32
 	MsgLen  uint32
-	Payload []byte // on Parse, aliases the input buffer
+	Path    PathMap // first transmissions under a PSN-to-path mapping; else 0
+	Payload []byte  // on Parse, aliases the input buffer
 
 	// ACK
 	CumAck uint32

@@ -32,7 +32,7 @@ func Append(b []byte, p *Packet) ([]byte, error) {
 		be.PutUint32(w[28:], p.Offset)
 		be.PutUint32(w[32:], p.MsgLen)
 		be.PutUint16(w[36:], uint16(len(p.Payload)))
-		w[38], w[39] = 0, 0
+		be.PutUint16(w[38:], uint16(p.Path))
 		copy(w[DataLen:], p.Payload)
 	case TypeACK:
 		be.PutUint32(w[28:], p.CumAck)
@@ -80,6 +80,8 @@ func check(p *Packet) error {
 		return fmt.Errorf("wire: marshal %v with flags %#x: %w", p.Type, p.Flags, ErrInvalid)
 	case p.SubflowBits > MaxSubflowBit:
 		return fmt.Errorf("wire: marshal sfbits %d: %w", p.SubflowBits, ErrInvalid)
+	case p.Type == TypeData && !p.Path.valid():
+		return fmt.Errorf("wire: marshal path map %#x: %w", uint16(p.Path), ErrInvalid)
 	case p.Type == TypeData && len(p.Payload) > MaxPayload:
 		return fmt.Errorf("wire: marshal payload of %d bytes: %w", len(p.Payload), ErrInvalid)
 	case p.Type == TypeNACK && (len(p.NACKs) == 0 || len(p.NACKs) > MaxNACKPSNs):

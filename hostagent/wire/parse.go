@@ -44,8 +44,9 @@ func Parse(b []byte, p *Packet) error {
 		if len(b) < DataLen {
 			return perr(ErrTruncated, "data header", uint64(len(b)))
 		}
-		if r := be.Uint16(b[38:]); r != 0 {
-			return perr(ErrReserved, "data reserved", uint64(r))
+		p.Path = PathMap(be.Uint16(b[38:]))
+		if !p.Path.valid() {
+			return perr(ErrReserved, "data path", uint64(p.Path))
 		}
 		n := int(be.Uint16(b[36:]))
 		if len(b)-DataLen != n {

@@ -21,6 +21,7 @@ func TestRoundTrip(t *testing.T) {
 		wantLen int
 	}{
 		{"data", Packet{Header: hdr(TypeData), Offset: 4096, MsgLen: 8192, Payload: []byte("hello, fabric")}, DataLen + 13},
+		{"data with path map", Packet{Header: hdr(TypeData), MsgLen: 1, Path: NewPathMap(4, 0x12345), Payload: []byte{9}}, DataLen + 1},
 		{"data retx empty", Packet{Header: func() Header { h := hdr(TypeData); h.Flags = FlagRetx; return h }(), MsgLen: 0, Payload: []byte{}}, DataLen},
 		{"ack", Packet{Header: func() Header { h := hdr(TypeACK); h.Flags = FlagECE | FlagDup; return h }(), CumAck: 99, SACK: 0x8000000000000001}, AckLen},
 		{"probe ack", Packet{Header: func() Header { h := hdr(TypeACK); h.Flags = FlagProbeACK; return h }(), CumAck: 3}, AckLen},
@@ -105,6 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"sfbits", with(data, func(b []byte) { b[5] = 16 }), ErrField},
 		{"data header short", data[:DataLen-1], ErrTruncated},
 		{"data reserved", with(data, func(b []byte) { b[39] = 1 }), ErrReserved},
+		{"path map fpsn without paths", with(data, func(b []byte) { b[38] = 0x07 }), ErrReserved},
 		{"payload short", data[:len(data)-1], ErrLength},
 		{"payload long", append(bytes.Clone(data), 0), ErrLength},
 		{"past message end", with(data, func(b []byte) { binary.BigEndian.PutUint32(b[28:], 8) }), ErrField},
@@ -148,6 +150,7 @@ func TestMarshalRefuses(t *testing.T) {
 		{"empty nack", Packet{Header: Header{Type: TypeNACK}}},
 		{"huge nack", Packet{Header: Header{Type: TypeNACK}, NACKs: make([]uint32, MaxNACKPSNs+1)}},
 		{"huge payload", Packet{Header: Header{Type: TypeData}, Payload: make([]byte, MaxPayload+1)}},
+		{"path map without paths", Packet{Header: Header{Type: TypeData}, Path: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,5 +204,50 @@ func BenchmarkParseData(b *testing.B) {
 	var p Packet
 	for b.Loop() {
 		_ = Parse(buf, &p)
+	}
+}
+
+// TestPathMapLayout pins the path halfword: paths in bits 15..11, FPSN's
+// low 11 bits below.
+func TestPathMapLayout(t *testing.T) {
+	p := Packet{Header: hdr(TypeData), Path: NewPathMap(3, 0xABCDE)}
+	b, err := Marshal(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.BigEndian.Uint16(b[38:]); got != 3<<11|0x4DE {
+		t.Errorf("path halfword %#04x, want %#04x", got, 3<<11|0x4DE)
+	}
+}
+
+func TestPathMap(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		paths     int
+		fpsn, psn uint32
+		pred      uint32
+		ok        bool
+	}{
+		{"no mapping", 0, 100, 200, 0, false},
+		{"too many paths", MaxMapPaths + 1, 100, 200, 0, false},
+		{"first packet of the epoch", 4, 1000, 1000, 0, false},
+		{"last without predecessor", 4, 1000, 1003, 0, false},
+		{"first with predecessor", 4, 1000, 1004, 1000, true},
+		{"one path", 1, 1000, 1001, 1000, true},
+		{"31 paths", 31, 1000, 1031, 1000, true},
+		{"epoch across 2^11", 4, 0x7FE, 0x801, 0, false},
+		{"epoch across 2^11, later", 4, 0x7FE, 0x802, 0x7FE, true},
+		{"epoch across 2^32", 2, 0xFFFFFFFF, 1, 0xFFFFFFFF, true},
+		{"long epoch lifts later", 4, 1000, 1000 + 2048 + 2, 0, false},
+		{"long epoch, further", 4, 1000, 1000 + 2048 + 7, 1000 + 2048 + 3, true},
+	} {
+		m := NewPathMap(c.paths, c.fpsn)
+		pred, ok := m.Predecessor(c.psn)
+		if pred != c.pred || ok != c.ok {
+			t.Errorf("%s: Predecessor(%#x) = %#x, %v; want %#x, %v", c.name, c.psn, pred, ok, c.pred, c.ok)
+		}
+		if ok && (m.Paths() != c.paths || !SeqLEq(m.FPSN(c.psn), pred)) {
+			t.Errorf("%s: paths %d, FPSN %#x", c.name, m.Paths(), m.FPSN(c.psn))
+		}
 	}
 }

@@ -1,0 +1,147 @@
+package scheme
+
+import (
+	"fmt"
+
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+// PLB is Protective Load Balancing (Qureshi et al., SIGCOMM '22) with the
+// FlowBender parameters Ordered Chaos evaluates it with: the flow travels
+// one EV, as under ecmp; at the end of every round the sender computes the
+// fraction of CE-marked ACKs of the round, and once that fraction has
+// exceeded ECNThreshold (default 0.05) for Rounds consecutive rounds
+// (default 1: "rerouted every congestion period") the flow moves to a new
+// random EV. Zero fields take the defaults. Loss recovery is by RTO.
+//
+// Choices the sources leave open, and what is done here:
+//
+//   - A round is a round trip counted in PSNs, as TCP counts them: it ends
+//     with the first ACK of a PSN sent after the round began.
+//   - ACKs of copies sent on an earlier EV do not count: they describe the
+//     path the flow has left. A move starts a new round.
+//   - On RTO the flow moves to a new EV (PLB repaths on RTO, as Linux does);
+//     KeepPathOnRTO keeps it. PLB's pause of ECN-triggered moves after an
+//     RTO-triggered one is not modelled.
+type PLB struct {
+	// ECNThreshold is the CE fraction a round must exceed to count as
+	// congested (default 0.05).
+	ECNThreshold float64
+	// Rounds is the number of consecutive congested rounds that move the
+	// flow (default 1).
+	Rounds int
+	// KeepPathOnRTO keeps the EV when the retransmission timer expires.
+	KeepPathOnRTO bool
+}
+
+// PLB defaults (FlowBender, as Ordered Chaos section V-A2 sets them).
+const (
+	DefaultPLBThreshold = 0.05
+	DefaultPLBRounds    = 1
+)
+
+func (c PLB) withDefaults() (PLB, error) {
+	if c.ECNThreshold == 0 {
+		c.ECNThreshold = DefaultPLBThreshold
+	}
+	if c.Rounds == 0 {
+		c.Rounds = DefaultPLBRounds
+	}
+	switch {
+	case !(c.ECNThreshold > 0 && c.ECNThreshold <= 1):
+		return c, fmt.Errorf("scheme: plb: ECN threshold %v: want (0, 1]", c.ECNThreshold)
+	case c.Rounds < 1 || c.Rounds > 255:
+		return c, fmt.Errorf("scheme: plb: %d rounds: want 1..255", c.Rounds)
+	}
+	return c, nil
+}
+
+// NewPLB returns the plb scheme, validated, defaults filled in.
+func NewPLB(c PLB) (transport.Scheme, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return plbScheme{cfg: c}, nil
+}
+
+type plbScheme struct{ cfg PLB }
+
+func (plbScheme) Name() string { return "plb" }
+
+func (s plbScheme) NewSender(env transport.SenderEnv) transport.SenderScheme {
+	p := &plbSender{env: env, cfg: s.cfg, ev: uint16(env.Rand().Uint32()), roundEnd: env.NextPSN()}
+	p.h = newHistory([]uint16{p.ev}, env.Now())
+	return p
+}
+
+func (plbScheme) NewReceiver(transport.ReceiverEnv, *wire.Packet) transport.ReceiverScheme {
+	return nopReceiver{}
+}
+
+type plbSender struct {
+	env       transport.SenderEnv
+	cfg       PLB
+	ev        uint16
+	roundEnd  uint32 // the round ends with an ACK of this PSN or later
+	acks, ce  int
+	congested int
+	h         history
+}
+
+func (s *plbSender) SubflowBits() uint8                          { return 0 }
+func (s *plbSender) DataEV(uint32) uint16                        { return s.ev }
+func (s *plbSender) RetransmitEV(uint32, transport.Cause) uint16 { return s.ev }
+func (s *plbSender) OnSent(transport.SentPacket)                 { s.h.sent(0) }
+func (s *plbSender) OnNACK(transport.NACKInfo)                   {}
+
+func (s *plbSender) OnFeedback(f transport.Feedback) {
+	if f.EV != s.ev {
+		return
+	}
+	s.acks++
+	if f.CE {
+		s.ce++
+	}
+	if wire.SeqLess(f.PSN, s.roundEnd) {
+		return
+	}
+	if float64(s.ce) > s.cfg.ECNThreshold*float64(s.acks) {
+		s.congested++
+	} else {
+		s.congested = 0
+	}
+	if s.congested >= s.cfg.Rounds {
+		s.repath("plb")
+		return
+	}
+	s.newRound()
+}
+
+func (s *plbSender) newRound() {
+	s.acks, s.ce, s.roundEnd = 0, 0, s.env.NextPSN()
+}
+
+func (s *plbSender) repath(reason string) {
+	old := s.ev
+	for s.ev == old {
+		s.ev = uint16(s.env.Rand().Uint32())
+	}
+	s.congested = 0
+	s.newRound()
+	s.env.NoteReroute(0, old, s.ev, reason)
+	s.h.change(0, s.env.Now(), s.ev, reason)
+}
+
+func (s *plbSender) OnRTO([]transport.LostPacket) {
+	if !s.cfg.KeepPathOnRTO {
+		s.repath("rto")
+	}
+}
+
+// StateBytes: EV 2, round-end PSN 4, ACK and CE counts 2 each, congested
+// rounds 1.
+func (s *plbSender) StateBytes() int                     { return 2 + 4 + 2 + 2 + 1 }
+func (s *plbSender) Close()                              {}
+func (s *plbSender) Subflows() []transport.SubflowRecord { return s.h.Subflows() }

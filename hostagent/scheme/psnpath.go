@@ -1,0 +1,571 @@
+package scheme
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
+)
+
+// PSNPath is PSN-PATH (SIGCOMM '26): K logical paths, PSN p on path
+// (p + offset) mod A where A is the number of active paths, path i on EV
+// (UDP source port) base + i; the receiver NACKs a PSN only when a later
+// packet of the same path and the same mapping epoch has arrived without
+// it (paths are FIFO), never for cross-path reordering; a path manager
+// scores each path and replaces or removes bad ones (DT-Switch). Every
+// change of the mapping starts an epoch whose first PSN (FPSN) travels in
+// each DATA packet (wire.PathMap), so the receiver never compares packets
+// sent under different mappings. Zero fields take the defaults.
+//
+// The same sender with a receiver that NACKs every gap in the global PSN
+// order is the gapnack baseline (a multipath IRN / MP-CX5 in miniature);
+// its sender believes every NACK, as such transports do.
+//
+// What the paper leaves open, and what is done here:
+//
+//   - offset is -FPSN: an epoch's first PSN goes on the first active path.
+//     Initial EVs are base + i for a random per-flow base (BaseEV fixes
+//     it); replacement EVs are random, distinct from the active ones.
+//   - The receiver checks the predecessor p-A only (MaxWalk 1, as the
+//     paper describes). MaxWalk > 1 walks further back (p-2A, ...) while
+//     PSNs are missing and in the epoch, catching bursts on one path; each
+//     missing PSN is still NACKed once, by the first later arrival on its
+//     path. Retransmissions carry no mapping and trigger no check; a lost
+//     retransmission, or a path's last packets before a remap or at the
+//     end of the flow, are left to the RTO, as the paper says.
+//   - Scores. The paper's score is ACKs - beta*NACKs per interval; its
+//     thresholds are not given, and raw counts depend on rate and interval
+//     length, so the score here is divided by the packets it counts:
+//     q = (ACKs - beta*losses) / (ACKs + losses), 1 for a clean path,
+//     1 - (1+beta)*loss rate for a lossy one. Losses are accepted NACKs
+//     (their trigger's EV names the path) and RTO losses on the path's EV.
+//     Counters accumulate until a path has MinSamples (default 32) of them,
+//     so a single corruption loss does not look like a bad path. A path
+//     that has heard nothing for Interval + 2*SRTT while packets were
+//     outstanding on it scores 0 (failed paths produce no NACKs: nothing
+//     arrives behind a lost packet). Only ACKs and NACKs for copies sent on
+//     the path's current EV count.
+//   - DT-Switch, evaluated at the first ACK after each Interval (default
+//     30 µs, two or three RTTs of the paper's fabric): if the worst judged
+//     path is below Remove (default 0.3: 14% loss with beta 4, or silence)
+//     it leaves the active set (not the last one); if below Explore
+//     (default 0.8: 4% loss) its EV is replaced by a random candidate on
+//     trial. When the candidate is judged, it is kept only if it scores
+//     better than the old EV did, else the old EV comes back (roll back).
+//     With paths removed and the rest healthy, a random EV is added back
+//     on trial and removed again if it scores below Explore. One trial at
+//     a time; beta defaults to 4 (a NACK costs a retransmission and the
+//     delay of a lost packet, more than an ACK is worth).
+//   - Retransmissions go on the best-scoring active path.
+//   - On RTO the paths whose current EV timed out get new random EVs (as
+//     every scheme here rethinks its path on RTO; KeepPathOnRTO keeps
+//     them), besides counting as losses in their scores.
+type PSNPath struct {
+	// Paths is K, the number of logical paths (default 4, at most 31).
+	Paths int
+	// BaseEV is the EV of path 0 when FixedBase is set (path i uses
+	// BaseEV+i); otherwise each flow draws a random base.
+	BaseEV    uint16
+	FixedBase bool
+	// Beta weighs a loss against an ACK in a path's score (default 4).
+	Beta float64
+	// Interval is the path manager's period (default 30 µs).
+	Interval time.Duration
+	// Explore and Remove are DT-Switch's thresholds on the normalized
+	// score (defaults 0.8 and 0.3); Remove <= Explore. A threshold below
+	// -Beta never triggers.
+	Explore, Remove float64
+	// MinSamples is the number of ACKs and losses a path needs to be
+	// judged (default 32).
+	MinSamples int
+	// BitmapBits is the receiver's window in PSNs, a multiple of 64
+	// (default 512).
+	BitmapBits int
+	// MaxWalk is how many same-path predecessors the receiver examines per
+	// packet (default 1, the paper's check; negative: back to the epoch's
+	// start).
+	MaxWalk int
+	// NoPathManager keeps the K initial paths (except on RTO).
+	NoPathManager bool
+	// NoFPSN makes the receiver ignore epoch boundaries (ablation: shows
+	// why FPSN is needed).
+	NoFPSN bool
+	// KeepPathOnRTO keeps paths on their EVs when the timer expires.
+	KeepPathOnRTO bool
+}
+
+// PSN-PATH defaults. K = 4 is the paper's recommendation; the rest are
+// this implementation's (see PSNPath).
+const (
+	DefaultPSNPaths      = 4
+	DefaultPSNBeta       = 4
+	DefaultPSNInterval   = 30 * time.Microsecond
+	DefaultPSNExplore    = 0.8
+	DefaultPSNRemove     = 0.3
+	DefaultPSNMinSamples = 32
+	psnTrialMaxIntervals = 8 // an unjudged trial is kept after this many intervals
+	psnSilenceSRTTs      = 2
+)
+
+func (c PSNPath) withDefaults(name string) (PSNPath, error) {
+	if c.Paths == 0 {
+		c.Paths = DefaultPSNPaths
+	}
+	if c.Beta == 0 {
+		c.Beta = DefaultPSNBeta
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultPSNInterval
+	}
+	if c.Explore == 0 {
+		c.Explore = DefaultPSNExplore
+	}
+	if c.Remove == 0 {
+		c.Remove = DefaultPSNRemove
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = DefaultPSNMinSamples
+	}
+	if c.BitmapBits == 0 {
+		c.BitmapBits = DefaultBitmapBits
+	}
+	if c.MaxWalk == 0 {
+		c.MaxWalk = 1
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case c.Paths < 1 || c.Paths > wire.MaxMapPaths:
+		return c, fmt.Errorf("scheme: %s: %d paths: want 1..%d", name, c.Paths, wire.MaxMapPaths)
+	case !finite(c.Beta) || c.Beta < 0:
+		return c, fmt.Errorf("scheme: %s: beta %v: want >= 0", name, c.Beta)
+	case c.Interval < 0:
+		return c, fmt.Errorf("scheme: %s: negative interval %v", name, c.Interval)
+	case !finite(c.Explore) || !finite(c.Remove) || c.Remove > c.Explore:
+		return c, fmt.Errorf("scheme: %s: thresholds explore %v, remove %v: want finite, remove <= explore", name, c.Explore, c.Remove)
+	case c.MinSamples < 1:
+		return c, fmt.Errorf("scheme: %s: min samples %d: want >= 1", name, c.MinSamples)
+	case c.BitmapBits < 64 || c.BitmapBits%64 != 0 || c.BitmapBits > 1<<20:
+		return c, fmt.Errorf("scheme: %s: bitmap of %d bits: want a multiple of 64 in 64..%d", name, c.BitmapBits, 1<<20)
+	}
+	return c, nil
+}
+
+// NewPSNPath returns the psnpath scheme, validated, defaults filled in.
+func NewPSNPath(c PSNPath) (transport.Scheme, error) {
+	c, err := c.withDefaults("psnpath")
+	if err != nil {
+		return nil, err
+	}
+	return psnpathScheme{cfg: c}, nil
+}
+
+// NewGapNACK returns the gapnack baseline: PSN-PATH's sender and path
+// manager with a receiver that NACKs every gap in the global PSN order
+// (MaxWalk and NoFPSN do not apply).
+func NewGapNACK(c PSNPath) (transport.Scheme, error) {
+	c, err := c.withDefaults("gapnack")
+	if err != nil {
+		return nil, err
+	}
+	return psnpathScheme{cfg: c, gap: true}, nil
+}
+
+type psnpathScheme struct {
+	cfg PSNPath
+	gap bool
+}
+
+func (s psnpathScheme) Name() string {
+	if s.gap {
+		return "gapnack"
+	}
+	return "psnpath"
+}
+
+func (s psnpathScheme) NewSender(env transport.SenderEnv) transport.SenderScheme {
+	return newPSNPathSender(env, s.cfg, s.gap)
+}
+
+func (s psnpathScheme) NewReceiver(env transport.ReceiverEnv, first *wire.Packet) transport.ReceiverScheme {
+	bm := newBitmap(s.cfg.BitmapBits, wire.InitialPSN(first.Flow))
+	if s.gap {
+		return &gapReceiver{env: env, bm: bm, high: wire.InitialPSN(first.Flow) - 1}
+	}
+	return &psnpathReceiver{env: env, bm: bm, walk: s.cfg.MaxWalk, noFPSN: s.cfg.NoFPSN}
+}
+
+// ppath is the sender's state of one path slot.
+type ppath struct {
+	ev     uint16
+	active bool
+
+	acks, losses int        // since the path was last judged
+	waiting      bool       // sent since its last feedback
+	waitingSince clock.Time // when that started
+	q            float64    // last judged score
+	judged       bool       // q is meaningful
+}
+
+// psnTrial is a path on probation.
+type psnTrial struct {
+	slot      int
+	add       bool    // an added path (else a replaced EV)
+	oldEV     uint16  // replaced: the EV to roll back to
+	oldQ      float64 // replaced: the score to beat
+	intervals int
+}
+
+type psnpathSender struct {
+	env   transport.SenderEnv
+	cfg   PSNPath
+	gap   bool
+	slots []ppath
+	order []int  // active slots in mapping order
+	fpsn  uint32 // current epoch's first PSN
+
+	deadline clock.Time
+	trial    *psnTrial
+	h        history
+}
+
+func newPSNPathSender(env transport.SenderEnv, cfg PSNPath, gap bool) *psnpathSender {
+	s := &psnpathSender{env: env, cfg: cfg, gap: gap, slots: make([]ppath, cfg.Paths)}
+	base := cfg.BaseEV
+	if !cfg.FixedBase {
+		base = uint16(env.Rand().Uint32())
+	}
+	evs := make([]uint16, cfg.Paths)
+	for i := range s.slots {
+		s.slots[i] = ppath{ev: base + uint16(i), active: true}
+		evs[i] = s.slots[i].ev
+	}
+	now := env.Now()
+	s.h = newHistory(evs, now)
+	s.deadline = now.Add(cfg.Interval)
+	s.newEpoch()
+	return s
+}
+
+// newEpoch starts a mapping at the next new PSN over the active slots.
+func (s *psnpathSender) newEpoch() {
+	s.order = s.order[:0]
+	for i := range s.slots {
+		if s.slots[i].active {
+			s.order = append(s.order, i)
+		}
+	}
+	s.fpsn = s.env.NextPSN()
+}
+
+// slotOf returns the slot of psn under the current mapping; psn must not
+// precede the epoch.
+func (s *psnpathSender) slotOf(psn uint32) int {
+	return s.order[(psn-s.fpsn)%uint32(len(s.order))]
+}
+
+// activeSlot returns the active slot currently on ev, or -1.
+func (s *psnpathSender) activeSlot(ev uint16) int {
+	for _, i := range s.order {
+		if s.slots[i].ev == ev {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *psnpathSender) SubflowBits() uint8       { return 0 }
+func (s *psnpathSender) DataEV(psn uint32) uint16 { return s.slots[s.slotOf(psn)].ev }
+
+func (s *psnpathSender) PathMap(uint32) wire.PathMap {
+	return wire.NewPathMap(len(s.order), s.fpsn)
+}
+
+// RetransmitEV sends a retransmission on the best judged active path,
+// else on the path psn would take now.
+func (s *psnpathSender) RetransmitEV(psn uint32, _ transport.Cause) uint16 {
+	best := -1
+	for _, i := range s.order {
+		if sl := &s.slots[i]; sl.judged && (best < 0 || sl.q > s.slots[best].q) {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = s.order[(psn-s.fpsn)%uint32(len(s.order))]
+	}
+	return s.slots[best].ev
+}
+
+func (s *psnpathSender) OnSent(p transport.SentPacket) {
+	i := s.activeSlot(p.EV)
+	if i < 0 {
+		return
+	}
+	s.h.sent(i)
+	if sl := &s.slots[i]; !sl.waiting {
+		sl.waiting, sl.waitingSince = true, p.At
+	}
+}
+
+func (s *psnpathSender) OnFeedback(f transport.Feedback) {
+	if i := s.activeSlot(f.EV); i >= 0 {
+		s.slots[i].acks++
+		s.slots[i].waiting = false
+	}
+	if f.At >= s.deadline {
+		s.manage(f.At)
+	}
+}
+
+func (s *psnpathSender) OnNACK(n transport.NACKInfo) {
+	accepted := n.Accepted
+	if s.gap && !accepted {
+		// A global-gap receiver's NACK names a PSN that may be on another
+		// path; such transports retransmit on it all the same.
+		accepted = s.env.DeclareLost(n.PSN, transport.CauseNACK)
+	}
+	if !accepted {
+		return
+	}
+	i := s.activeSlot(n.TriggerEV)
+	if s.gap && wire.SeqLEq(s.fpsn, n.PSN) && wire.SeqLess(n.PSN, s.env.NextPSN()) {
+		i = s.slotOf(n.PSN) // the trigger's path is not the lost packet's
+	}
+	if i >= 0 {
+		s.slots[i].losses++
+	}
+}
+
+func (s *psnpathSender) OnRTO(lost []transport.LostPacket) {
+	var timedOut []int
+	for _, p := range lost {
+		if i := s.activeSlot(p.EV); i >= 0 {
+			s.slots[i].losses++
+			if !containsInt(timedOut, i) {
+				timedOut = append(timedOut, i)
+			}
+		}
+	}
+	if s.cfg.KeepPathOnRTO || len(timedOut) == 0 {
+		return
+	}
+	for _, i := range timedOut {
+		if s.trial != nil && s.trial.slot == i {
+			s.trial = nil // the candidate timed out: it is not kept either way
+		}
+		s.setEV(i, s.randomEV(), "rto")
+		s.resetCounts(i)
+	}
+	s.newEpoch()
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// randomEV draws an EV no active slot uses.
+func (s *psnpathSender) randomEV() uint16 {
+	for {
+		ev := uint16(s.env.Rand().Uint32())
+		if s.activeSlot(ev) < 0 {
+			return ev
+		}
+	}
+}
+
+func (s *psnpathSender) setEV(i int, ev uint16, reason string) {
+	old := s.slots[i].ev
+	s.slots[i].ev = ev
+	s.env.NoteReroute(i, old, ev, reason)
+	s.h.change(i, s.env.Now(), ev, reason)
+}
+
+func (s *psnpathSender) resetCounts(i int) {
+	sl := &s.slots[i]
+	sl.acks, sl.losses, sl.waiting, sl.judged = 0, 0, false, false
+}
+
+// judge scores slot i if it has enough evidence; it reports whether it did.
+func (s *psnpathSender) judge(i int, now clock.Time) bool {
+	sl := &s.slots[i]
+	if n := sl.acks + sl.losses; n >= s.cfg.MinSamples {
+		sl.q = (float64(sl.acks) - s.cfg.Beta*float64(sl.losses)) / float64(n)
+	} else if sl.waiting && now.Sub(sl.waitingSince) >= s.cfg.Interval+psnSilenceSRTTs*s.env.SRTT() {
+		sl.q = 0 // silent: as bad as a path gets without NACKs
+	} else {
+		return false
+	}
+	sl.acks, sl.losses, sl.judged = 0, 0, true
+	if sl.waiting {
+		sl.waitingSince = now // silence is judged once per interval
+	}
+	return true
+}
+
+// manage is DT-Switch, once per interval.
+func (s *psnpathSender) manage(now clock.Time) {
+	s.deadline = now.Add(s.cfg.Interval)
+	fresh := make([]bool, len(s.slots))
+	for _, i := range s.order {
+		fresh[i] = s.judge(i, now)
+	}
+	if s.cfg.NoPathManager {
+		return
+	}
+	changed := false
+	touched := -1 // the slot a trial decision just changed: not judged again now
+	if t := s.trial; t != nil {
+		touched = t.slot
+		t.intervals++
+		sl := &s.slots[t.slot]
+		switch {
+		case fresh[t.slot] && t.add && sl.q < s.cfg.Explore:
+			sl.active = false
+			s.h.change(t.slot, now, sl.ev, "rollback")
+			s.env.NoteReroute(t.slot, sl.ev, sl.ev, "rollback")
+			s.trial, changed = nil, true
+		case fresh[t.slot] && !t.add && sl.q <= t.oldQ:
+			q := t.oldQ
+			s.setEV(t.slot, t.oldEV, "rollback")
+			s.resetCounts(t.slot)
+			sl.q, sl.judged = q, true
+			s.trial, changed = nil, true
+		case fresh[t.slot] || t.intervals >= psnTrialMaxIntervals:
+			s.trial = nil // kept
+		}
+	}
+	// The worst freshly judged path, not on trial. A path on trial does
+	// not count as one to fall back on.
+	worst, active, settled := -1, 0, 0
+	for _, i := range s.order {
+		sl := &s.slots[i]
+		if !sl.active {
+			continue
+		}
+		active++
+		if s.trial == nil || s.trial.slot != i {
+			settled++
+		}
+		if fresh[i] && i != touched && (s.trial == nil || s.trial.slot != i) && (worst < 0 || sl.q < s.slots[worst].q) {
+			worst = i
+		}
+	}
+	switch {
+	case worst >= 0 && s.slots[worst].q < s.cfg.Remove && settled > 1:
+		sl := &s.slots[worst]
+		sl.active = false
+		s.h.change(worst, now, sl.ev, "remove")
+		s.env.NoteReroute(worst, sl.ev, sl.ev, "remove")
+		changed = true
+	case worst >= 0 && s.slots[worst].q < s.cfg.Explore && s.trial == nil:
+		t := &psnTrial{slot: worst, oldEV: s.slots[worst].ev, oldQ: s.slots[worst].q}
+		s.setEV(worst, s.randomEV(), "explore")
+		s.resetCounts(worst)
+		s.trial, changed = t, true
+	case s.trial == nil && !changed && active < len(s.slots) && (worst < 0 || s.slots[worst].q >= s.cfg.Explore):
+		for i := range s.slots {
+			if !s.slots[i].active {
+				s.slots[i].active = true
+				s.setEV(i, s.randomEV(), "add")
+				s.resetCounts(i)
+				s.trial, changed = &psnTrial{slot: i, add: true}, true
+				break
+			}
+		}
+	}
+	if changed {
+		s.newEpoch()
+	}
+}
+
+// StateBytes: per slot its EV (2 B), ACK and loss counts (2 B each), the
+// last score (1 B, fixed point), the silence start (4 B) and an active bit;
+// per flow FPSN (4 B), the active count and the trial's slot (1 B each),
+// the trial's old EV and score (3 B), the deadline (4 B).
+func (s *psnpathSender) StateBytes() int {
+	return len(s.slots)*(2+2+2+1+4) + (len(s.slots)+7)/8 + 4 + 1 + 1 + 3 + 4
+}
+
+func (s *psnpathSender) Close()                              {}
+func (s *psnpathSender) Subflows() []transport.SubflowRecord { return s.h.Subflows() }
+
+// psnpathReceiver is PSN-PATH's path recognizer: one bitmap per flow and
+// the mapping each DATA packet carries.
+type psnpathReceiver struct {
+	env     transport.ReceiverEnv
+	bm      bitmap
+	walk    int // predecessors to examine; negative: to the epoch start
+	noFPSN  bool
+	missing []uint32
+}
+
+func (r *psnpathReceiver) OnData(p *wire.Packet) {
+	dup := r.bm.state(p.PSN) == received
+	r.bm.mark(p.PSN)
+	n := uint32(p.Path.Paths())
+	if dup || n == 0 || p.Flags&wire.FlagRetx != 0 {
+		return // no mapping (retransmissions), or already judged
+	}
+	start := p.Path.FPSN(p.PSN)
+	if r.noFPSN {
+		start = p.PSN - 1<<30 // as if the epoch had always been
+	}
+	r.missing = r.missing[:0]
+	q := p.PSN - n
+	for k := 0; (r.walk < 0 || k < r.walk) && wire.SeqLEq(start, q) && wire.SeqLess(q, p.PSN); k++ {
+		if r.bm.state(q) != missing {
+			break // received (it exposed what lies below) or slid past
+		}
+		r.missing = append(r.missing, q)
+		q -= n
+	}
+	if len(r.missing) > 0 {
+		r.env.NACK(p, r.missing)
+	}
+}
+
+func (r *psnpathReceiver) OnProbe(*wire.Packet) {}
+func (r *psnpathReceiver) StateBytes() int      { return r.bm.stateBytes() }
+
+// gapReceiver is the gapnack baseline's receiver: any packet beyond the
+// highest PSN seen NACKs every missing PSN it jumps over, whichever path
+// they took. Cross-path reordering therefore looks like loss.
+type gapReceiver struct {
+	env     transport.ReceiverEnv
+	bm      bitmap
+	high    uint32 // highest PSN seen
+	missing []uint32
+}
+
+func (r *gapReceiver) OnData(p *wire.Packet) {
+	r.bm.mark(p.PSN)
+	if !wire.SeqLess(r.high, p.PSN) {
+		return
+	}
+	r.missing = r.missing[:0]
+	from := r.high + 1
+	if p.PSN-from > r.bm.size {
+		from = p.PSN - r.bm.size // older PSNs are below the window: unknown
+	}
+	for q := from; q != p.PSN; q++ {
+		if r.bm.state(q) == missing {
+			r.missing = append(r.missing, q)
+		}
+	}
+	r.high = p.PSN
+	if len(r.missing) > 0 {
+		r.env.NACK(p, r.missing)
+	}
+}
+
+func (r *gapReceiver) OnProbe(*wire.Packet) {}
+
+// StateBytes: the bitmap and the highest PSN.
+func (r *gapReceiver) StateBytes() int { return r.bm.stateBytes() + 4 }
