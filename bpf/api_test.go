@@ -88,12 +88,23 @@ func TestOptionsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{MaxPorts: MaxPorts, MaxRoutes: MaxRoutes, MaxGroups: MaxGroups, MaxPointers: MaxPointers}
+	want := Options{MaxPorts: MaxPorts, MaxRoutes: MaxRoutes, MaxGroups: MaxGroups, MaxPointers: MaxPointers,
+		Programs: ProgramsShaped}
 	if d := cmp.Diff(want, o); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	if _, err := (Options{MaxPorts: MaxPorts + 1}).withDefaults(); err == nil {
 		t.Error("MaxPorts above the C bound accepted")
+	}
+	for _, p := range []Programs{ProgTCShaped, ProgXDPPass | ProgTCShaped, ProgramsAll | 1<<6} {
+		if _, err := (Options{Programs: p}).withDefaults(); err == nil {
+			t.Errorf("Programs %s accepted", p)
+		}
+	}
+	for _, p := range []Programs{ProgramsLineRate, ProgramsShaped, ProgramsAll, ProgXDPIngress | ProgXDPPass} {
+		if o, err := (Options{Programs: p}).withDefaults(); err != nil || o.Programs != p {
+			t.Errorf("Programs %s: got %s, %v", p, o.Programs, err)
+		}
 	}
 }
 

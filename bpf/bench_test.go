@@ -64,6 +64,23 @@ func BenchmarkXDPLineRateUp(b *testing.B) {
 	}
 }
 
+// BenchmarkXDPLineRateUpSkip: uplink 3 invalid, so every fourth packet
+// of a pointer policy skips an entry (the skip scan) and ecmp/random
+// choose among 3.
+func BenchmarkXDPLineRateUpSkip(b *testing.B) {
+	for _, pol := range []Policy{PolicyECMP, PolicyOfan, PolicyRR, PolicyRandom} {
+		b.Run(pol.String(), func(b *testing.B) {
+			c := baseConfig()
+			c.Policy = pol
+			f := benchFixture(b, c)
+			f.ingress(0)
+			f.must(f.s.SetGroupValid(1, 0b0111))
+			f.must(f.s.SetPointer(PointerKey{Group: 1, Class: ClassData}, 0, []int{3, 2, 1, 0}))
+			benchProg(b, f.s.xdp, benchFrame("10.1.0.9"), xdpRedirect)
+		})
+	}
+}
+
 func BenchmarkXDPShapedPass(b *testing.B) {
 	c := baseConfig()
 	c.Mode = ModeShaped

@@ -87,7 +87,7 @@ type Config struct {
 }
 
 // SetConfig writes the switch-wide configuration. The uplink count set by
-// SetUplinks/SetPort is kept.
+// SetUplinks/SetPort is kept. ModeShaped needs tc_shaped (ProgTCShaped).
 func (s *Switch) SetConfig(c Config) error {
 	if c.Mode != ModeLineRate && c.Mode != ModeShaped {
 		return fmt.Errorf("bpf: set config: invalid mode %d", c.Mode)
@@ -109,6 +109,10 @@ func (s *Switch) SetConfig(c Config) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if c.Mode == ModeShaped && s.progs&ProgTCShaped == 0 {
+		// xdp_ingress would pass every frame to a tc_shaped that is not there.
+		return fmt.Errorf("bpf: set config: shaped mode forwards in tc_shaped: %w (Options.Programs = %s)", ErrNotLoaded, s.progs)
+	}
 	s.cfg.Mode = xdpIngressFtlMode(c.Mode)
 	s.cfg.Policy = xdpIngressFtlPolicy(c.Policy)
 	s.cfg.Seed = c.Seed

@@ -43,12 +43,26 @@
 // enqueue; and pointer counters then advance exactly once per packet. The
 // cost is a second header parse (a few ns).
 //
-// Both programs must be attached on every port in both modes (XDP native,
-// TCX ingress); mode changes are then a SetConfig away. XDP_REDIRECT into a
-// veth needs NAPI on the receiving peer: attach the xdp_pass program
-// ([Switch.AttachXDPPass]) to host-facing peer veths, or turn GRO on there.
-// In shaped mode turn GRO off on switch ports, or the link model accounts
-// GRO super-packets as one packet.
+// An instance loads only the programs it needs (Options.Programs, see
+// [ProgramsFor]): xdp_ingress always, tc_shaped for shaped mode (the
+// default loads both), xdp_pass only when asked for. [Switch.AttachPort]
+// attaches the instance's port programs (XDP native, and TCX ingress if
+// tc_shaped is loaded); with both, mode changes are a SetConfig away.
+// Shaped mode, and attaching a program that was not loaded, fail with
+// [ErrNotLoaded]. XDP_REDIRECT into a veth needs NAPI on the receiving
+// peer: attach the xdp_pass program ([Switch.AttachXDPPass], load it with
+// [ProgXDPPass]) to host-facing peer veths, or turn GRO on there. In shaped
+// mode turn GRO off on switch ports, or the link model accounts GRO
+// super-packets as one packet.
+//
+// # Load cost
+//
+// Loading is mostly the kernel verifier. The uplink choice is written so
+// that it verifies in a few thousand instructions: no bounded loops over
+// the 64 uplinks (loop-free bit search; the pointer skip scan and the ar
+// scan run under bpf_loop, needing Linux 5.17+), and the DEVMAP is created
+// without BTF (the kernel refuses BTF on it only after allocating it, then
+// frees it behind an RCU barrier). BenchmarkLoad measures it; see README.md.
 //
 // # Pinning
 //

@@ -70,7 +70,7 @@ func basePort(p int) PortConfig {
 func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	requireRoot(t)
-	s, err := Load(Options{MaxGroups: 16, MaxPointers: 256})
+	s, err := Load(Options{MaxGroups: 16, MaxPointers: 256, Programs: ProgramsAll})
 	if err != nil {
 		t.Fatal(err)
 	}

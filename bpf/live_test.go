@@ -23,7 +23,7 @@ func TestLiveForwarding(t *testing.T) {
 	l.waitUp(h0, "e0")
 	l.waitUp(h1, "e1")
 
-	s, err := Load(Options{})
+	s, err := Load(Options{Programs: ProgramsAll}) // xdp_pass for the host veth
 	if err != nil {
 		t.Fatal(err)
 	}

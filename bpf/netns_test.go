@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"net"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -56,6 +57,14 @@ func (l *lab) newNS() netns.NsHandle {
 	l.nss = append(l.nss, ns)
 	if lo, err := netlink.LinkByName("lo"); err == nil {
 		netlink.LinkSetUp(lo)
+	}
+	// No IPv6 on the namespace's links: its autoconfiguration sends
+	// frames (DAD, router and MLD solicitations) that would show up in
+	// the qdisc and packet counts the live tests take.
+	for _, c := range []string{"all", "default"} {
+		if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+c+"/disable_ipv6", []byte("1"), 0o644); err != nil {
+			l.t.Logf("disable IPv6 (%s): %v", c, err)
+		}
 	}
 	l.back()
 	return ns

@@ -18,7 +18,8 @@ import (
 // the data plane outlives the process; Open reopens it from there:
 //
 //	<dir>/maps/<map>                         every map
-//	<dir>/progs/<program>                    xdp_ingress, tc_shaped, xdp_pass
+//	<dir>/progs/<program>                    xdp_ingress and whichever of tc_shaped,
+//	                                         xdp_pass the instance loaded
 //	<dir>/links/<kind>-<netns>-<ifindex>     one per attachment (kind: xdp, tc, xdp_pass;
 //	                                         netns: inode of the namespace)
 //
@@ -41,10 +42,18 @@ func (s *Switch) mapRefs() map[string]**ebpf.Map {
 	}
 }
 
-func (s *Switch) progRefs() map[string]**ebpf.Program {
-	return map[string]**ebpf.Program{
-		xdpIngressProgXdpIngress: &s.xdp, tcShapedProgTcShaped: &s.tc, xdpPassProgXdpPass: &s.pass,
+// progRefs returns the instance's program fields by name, with their bits.
+func (s *Switch) progRefs() map[string]progRef {
+	return map[string]progRef{
+		xdpIngressProgXdpIngress: {ProgXDPIngress, &s.xdp},
+		tcShapedProgTcShaped:     {ProgTCShaped, &s.tc},
+		xdpPassProgXdpPass:       {ProgXDPPass, &s.pass},
 	}
+}
+
+type progRef struct {
+	bit Programs
+	p   **ebpf.Program
 }
 
 // pinAll pins maps and programs under dir.
@@ -59,8 +68,11 @@ func (s *Switch) pinAll(dir string) error {
 			return fmt.Errorf("bpf: pin map %s (is %s on a bpffs?): %w", name, dir, err)
 		}
 	}
-	for name, p := range s.progRefs() {
-		if err := (*p).Pin(filepath.Join(dir, "progs", name)); err != nil {
+	for name, r := range s.progRefs() {
+		if s.progs&r.bit == 0 {
+			continue
+		}
+		if err := (*r.p).Pin(filepath.Join(dir, "progs", name)); err != nil {
 			return fmt.Errorf("bpf: pin program %s: %w", name, err)
 		}
 	}
@@ -69,7 +81,8 @@ func (s *Switch) pinAll(dir string) error {
 
 // Open reopens an instance that Load pinned under dir (Options.PinDir),
 // e.g. from another process, to configure it, read its counters, attach
-// or detach. Its attachments stay pinned under dir as well.
+// or detach. Its attachments stay pinned under dir as well. It has the
+// programs the instance was loaded with (Programs).
 func Open(dir string) (*Switch, error) {
 	nCPU, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -87,10 +100,16 @@ func Open(dir string) (*Switch, error) {
 			return nil, fmt.Errorf("bpf: open pinned map %s: %w", name, err)
 		}
 	}
-	for name, p := range s.progRefs() {
-		if *p, err = ebpf.LoadPinnedProgram(filepath.Join(dir, "progs", name), nil); err != nil {
+	for name, r := range s.progRefs() {
+		p, err := ebpf.LoadPinnedProgram(filepath.Join(dir, "progs", name), nil)
+		if errors.Is(err, fs.ErrNotExist) && r.bit != ProgXDPIngress {
+			continue // the instance was loaded without it
+		}
+		if err != nil {
 			return nil, fmt.Errorf("bpf: open pinned program %s: %w", name, err)
 		}
+		*r.p = p
+		s.progs |= r.bit
 	}
 	s.objs.XdpIngress = s.xdp
 	s.maps = &s.objs.xdpIngressMaps
@@ -99,6 +118,7 @@ func Open(dir string) (*Switch, error) {
 		MaxRoutes:   int(s.maps.Routes.MaxEntries()),
 		MaxGroups:   int(s.maps.Groups.MaxEntries()),
 		MaxPointers: int(s.maps.Ptrs.MaxEntries()),
+		Programs:    s.progs,
 		PinDir:      dir,
 	}
 	if err := s.maps.CfgMap.Lookup(uint32(0), &s.cfg); err != nil {

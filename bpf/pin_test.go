@@ -25,7 +25,7 @@ func TestPinOpenUnpin(t *testing.T) {
 	ns := l.newNS()
 	a, _ := l.veth(ns, "a", portMAC(0), ns, "b", peerMAC(0), 1500)
 
-	s, err := Load(Options{PinDir: pins, MaxGroups: 8})
+	s, err := Load(Options{PinDir: pins, MaxGroups: 8, Programs: ProgramsAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +61,9 @@ func TestPinOpenUnpin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
+	if p := o.Programs(); p != ProgramsAll {
+		t.Errorf("reopened programs %s, want %s", p, ProgramsAll)
+	}
 	if c := o.Config(); c.Mode != ModeShaped || c.Policy != PolicyOfan || c.Seed != 9 {
 		t.Errorf("reopened config %+v", c)
 	}

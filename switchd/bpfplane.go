@@ -152,7 +152,13 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		return err
 	}
 	pipes := cfg.pipesOf(n)
-	sw, err := bpf.Load(withPin(sizes(t, n, tab, pipes), SwitchPinDir(pinRoot, n.Name)))
+	mode := bpf.ModeLineRate
+	if cfg.Mode == ModeShaped {
+		mode = bpf.ModeShaped
+	}
+	opts := withPin(sizes(t, n, tab, pipes), SwitchPinDir(pinRoot, n.Name))
+	opts.Programs = bpf.ProgramsFor(mode) // verify only what the mode runs
+	sw, err := bpf.Load(opts)
 	if err != nil {
 		return err
 	}
@@ -165,10 +171,6 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	policy, err := bpf.ParsePolicy(cfg.policyFor(n.Role))
 	if err != nil {
 		return err
-	}
-	mode := bpf.ModeLineRate
-	if cfg.Mode == ModeShaped {
-		mode = bpf.ModeShaped
 	}
 	seed := switchSeed(cfg.Seed, index)
 	if err := sw.SetConfig(bpf.Config{
