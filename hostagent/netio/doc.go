@@ -4,9 +4,10 @@
 // and receive datagrams with the EV they were sent from and the ECN
 // codepoint they arrived with (CE if a switch marked them).
 //
-// Two implementations are intended: the sim package's virtual network, and
-// (to be written) UDP or raw sockets inside a host namespace. The contract
-// both must keep:
+// Two implementations exist: the sim package's virtual network, and
+// SocketConn, raw IPv4 sending (the EV as UDP source port, ECT(0)) and a
+// UDP receiving socket (IP_RECVTOS for CE) inside a host namespace. The
+// contract both keep:
 //
 //   - Send is called only from the event loop. It must not keep the payload
 //     slice after it returns (copy it, or transmit before returning), and it

@@ -1,0 +1,471 @@
+// Package agent runs a host's transport endpoint on real sockets and
+// serves the control protocol (package control) to the orchestrator:
+// Serve reads commands from one stream and writes events to another, the
+// agent binary's stdin and stdout.
+//
+// Everything of an agent runs on one event loop (Loop): command handling,
+// the endpoint's timers, socket reads and sends. Commands arrive from a
+// reader goroutine through Loop.Post; events are encoded on the loop and
+// written by a writer goroutine, so a slow reader of the events never
+// stalls the transport.
+package agent
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
+	"github.com/ftlab/ftlab/internal/nsutil"
+)
+
+// DefaultPort is the agents' UDP port when none is given.
+const DefaultPort = 4791
+
+// DefaultSocketMTU sizes socket buffers when Options.MTU is 0: the largest
+// link MTU a topology may have. The segment size comes from configure.
+const DefaultSocketMTU = 9216
+
+// Conn is the packet I/O an agent needs; *netio.SocketConn is the real
+// one, opened in Deferred mode so the loop's idle hook flushes each
+// iteration's sends with one sendmmsg.
+type Conn interface {
+	netio.Conn
+	Port() uint16
+	Fd() int                                 // readable when ReadBatch has work
+	ReadBatch(r netio.Receiver) (int, error) // non-blocking
+	Flush() error
+	Stats() netio.SocketStats
+	Close() error
+}
+
+// Options configure Serve.
+type Options struct {
+	// Port is the UDP port of every agent (default DefaultPort).
+	Port uint16
+	// Addr is this host's address (default: discovered from the
+	// namespace's only up, non-loopback IPv4 interface address).
+	Addr netip.Addr
+	// Namespace, if set, opens the sockets inside that named network
+	// namespace (in-process agents); otherwise in the caller's.
+	Namespace string
+	// MTU sizes the socket buffers (default DefaultSocketMTU).
+	MTU int
+	// Batch is the sendmmsg/recvmmsg batch (default netio.DefaultBatch).
+	Batch int
+	// Conn, if set, is used instead of opening sockets (tests). Serve
+	// closes it.
+	Conn Conn
+}
+
+// Open opens the agent's sockets as opts say.
+func Open(opts Options) (*netio.SocketConn, error) {
+	cfg := netio.SocketConfig{
+		Port: opts.Port, Addr: opts.Addr, MTU: opts.MTU, Batch: opts.Batch, Deferred: true,
+	}
+	if cfg.Port == 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = DefaultSocketMTU
+	}
+	var c *netio.SocketConn
+	open := func() (err error) {
+		c, err = netio.ListenSocket(cfg)
+		return err
+	}
+	var err error
+	if opts.Namespace != "" {
+		err = nsutil.DoNamed(opts.Namespace, open)
+	} else {
+		err = open()
+	}
+	return c, err
+}
+
+// Serve runs an agent: it opens the sockets, writes the ready event to
+// out, executes the commands read from in and writes their events, until
+// a stop command or the end of in (it then returns nil) or until ctx is
+// done (it returns ctx.Err()). Either way it first writes a flow event for
+// every message not yet acknowledged and a final stats event. Serve does
+// not wait for a read from in that is still blocked when it returns.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	w := newWriter(out)
+	fail := func(err error) error {
+		w.event(&control.Error{Error: err.Error()})
+		return errors.Join(err, w.close())
+	}
+	conn := opts.Conn
+	if conn == nil {
+		c, err := Open(opts)
+		if err != nil {
+			return fail(fmt.Errorf("agent: %w", err))
+		}
+		conn = c
+	}
+	defer conn.Close()
+	loop, err := NewLoop()
+	if err != nil {
+		return fail(fmt.Errorf("agent: event loop: %w", err))
+	}
+	defer loop.Close()
+
+	a := &agent{
+		loop: loop, conn: conn, out: w,
+		flows: make(map[uint32]*outFlow), used: make(map[uint32]bool),
+	}
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	a.stop = stopLoop
+	loop.Idle = func() { _ = conn.Flush() } // refusals are counted in the conn's stats
+	loop.AddReader(conn.Fd(), func() bool {
+		n, err := conn.ReadBatch(a)
+		if err != nil {
+			a.fail(fmt.Errorf("receive: %w", err))
+			return false
+		}
+		return n > 0
+	})
+	w.event(&control.Ready{Version: control.Version, Addr: conn.LocalAddr().String(), Port: conn.Port()})
+	go a.readCommands(in)
+
+	err = loop.Run(loopCtx)
+	a.finish()
+	if a.stopped {
+		err = nil
+	}
+	if werr := w.close(); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return err
+}
+
+// outFlow is a message being sent: one flow each.
+type outFlow struct {
+	msg  int64
+	flow *transport.Flow
+	done bool // acknowledged; the flow closes on the next loop iteration
+}
+
+// agent is Serve's state; it belongs to the loop.
+type agent struct {
+	loop *Loop
+	conn Conn
+	out  *writer
+	ep   *transport.Endpoint
+	stop func()
+
+	flows   map[uint32]*outFlow // by flow id, until the message is acknowledged
+	used    map[uint32]bool     // flow ids ever used: never reused
+	stopped bool                // by command or end of input
+
+	sent, received, errors int
+	pendingAtStop          int
+	early, ceData, eceACKs uint64
+}
+
+// readCommands feeds lines from in to the loop.
+func (a *agent) readCommands(in io.Reader) {
+	lr := control.NewLineReader(in, control.MaxLine)
+	for {
+		line, err := lr.Next()
+		switch {
+		case err == nil:
+			line := append([]byte(nil), line...)
+			a.loop.Post(func() { a.command(line) })
+			continue
+		case errors.Is(err, control.ErrLineTooLong):
+			a.loop.Post(func() { a.fail(err) })
+			continue
+		case err == io.EOF:
+			a.loop.Post(a.shutdown)
+		default:
+			a.loop.Post(func() { a.fail(fmt.Errorf("reading commands: %w", err)); a.shutdown() })
+		}
+		return
+	}
+}
+
+// HandleDatagram passes received datagrams to the endpoint, counting
+// the ECN feedback loop on the way: DATA that arrived CE here, and ACKs
+// that echo a CE mark (ECE) from the peer.
+func (a *agent) HandleDatagram(d netio.Datagram) {
+	if a.ep == nil {
+		a.early++
+		return
+	}
+	if p := d.Payload; len(p) > 4 && p[0] == 0x46 && p[1] == 0x54 {
+		switch wire.Type(p[3]) {
+		case wire.TypeData:
+			if d.ECN == netio.CE {
+				a.ceData++
+			}
+		case wire.TypeACK:
+			if wire.Flags(p[4])&wire.FlagECE != 0 {
+				a.eceACKs++
+			}
+		}
+	}
+	a.ep.HandleDatagram(d)
+}
+
+func (a *agent) fail(err error) {
+	a.errors++
+	a.out.event(&control.Error{Error: err.Error()})
+}
+
+func (a *agent) command(line []byte) {
+	cmd, err := control.DecodeCommand(line)
+	if err != nil {
+		a.errors++
+		a.out.event(&control.Error{Error: err.Error(), Input: control.Shorten(line)})
+		return
+	}
+	if a.stopped {
+		return
+	}
+	switch c := cmd.(type) {
+	case *control.Configure:
+		if err := a.configure(c); err != nil {
+			a.errors++
+			a.out.event(&control.Error{Error: "configure: " + err.Error(), Input: control.Shorten(line)})
+		}
+	case *control.Send:
+		if err := a.send(c); err != nil {
+			a.errors++
+			msg := c.Msg
+			a.out.event(&control.Error{Error: "send: " + err.Error(), Msg: &msg, Input: control.Shorten(line)})
+		}
+	case *control.StatsQuery:
+		a.out.event(a.stats(false))
+	case *control.Stop:
+		a.shutdown()
+	}
+}
+
+func (a *agent) shutdown() {
+	a.stopped = true
+	a.stop()
+}
+
+func (a *agent) configure(c *control.Configure) error {
+	if a.ep != nil {
+		return errors.New("already configured")
+	}
+	sch, err := scheme.New(c.Scheme, c.Params)
+	if err != nil {
+		return err
+	}
+	t := c.Transport
+	if t.MTU == 0 {
+		t.MTU = 1500
+	}
+	if max := a.conn.MaxPayload() + 28; t.MTU > max {
+		return fmt.Errorf("mtu %d above the socket's %d (start the agent with a larger MTU)", t.MTU, max)
+	}
+	if t.SegmentBytes == 0 {
+		t.SegmentBytes = t.MTU - 28 - 40
+	}
+	if t.Seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		t.Seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	name := c.Name
+	if name == "" {
+		name = a.conn.LocalAddr().String()
+	}
+	ep, err := transport.NewEndpoint(transport.Config{
+		Scheme: sch, Name: name, Rate: float64(t.PacingBps), Overhead: t.OverheadBytes,
+		Window: int(t.WindowBytes), MaxSegment: t.SegmentBytes,
+		InitialRTO: time.Duration(t.InitialRTONs), MinRTO: time.Duration(t.MinRTONs), MaxRTO: time.Duration(t.MaxRTONs),
+		RTOGranularity: time.Duration(t.RTOGranularityNs), Seed: t.Seed,
+		OnMessageSent: a.onSent, OnMessageReceived: a.onReceived,
+	}, a.loop, a.conn)
+	if err != nil {
+		return err
+	}
+	a.ep = ep
+	a.loop.Spin = time.Duration(t.SpinNs)
+	eff := ep.Config()
+	t.WindowBytes = uint64(eff.Window)
+	t.OverheadBytes = eff.Overhead
+	t.InitialRTONs, t.MinRTONs, t.MaxRTONs = int64(eff.InitialRTO), int64(eff.MinRTO), int64(eff.MaxRTO)
+	t.RTOGranularityNs = int64(eff.RTOGranularity)
+	a.out.event(&control.Configured{Scheme: sch.Name(), Params: c.Params, Transport: t, Name: name})
+	return nil
+}
+
+func (a *agent) send(c *control.Send) error {
+	if a.ep == nil {
+		return errors.New("not configured")
+	}
+	peer, err := c.Peer()
+	if err != nil {
+		return err
+	}
+	var f *transport.Flow
+	for {
+		if f, err = a.ep.OpenFlow(peer); err != nil {
+			return err
+		}
+		if !a.used[f.ID()] {
+			break
+		}
+		// A receiver keeps a flow's state for good: never reuse an id.
+		f.Close()
+	}
+	a.used[f.ID()] = true
+	a.flows[f.ID()] = &outFlow{msg: c.Msg, flow: f}
+	if _, err := f.Send(int(c.Bytes)); err != nil {
+		delete(a.flows, f.ID())
+		f.Close()
+		return err
+	}
+	return nil
+}
+
+func (a *agent) onSent(rec transport.MessageRecord) {
+	of := a.flows[rec.Flow]
+	if of == nil {
+		return // cannot happen: one message per flow, flows close after it
+	}
+	a.sent++
+	of.done = true
+	a.out.event(&control.Sent{Msg: of.msg, Record: rec})
+	// Close the flow once the engine is done with this ACK.
+	a.loop.Post(func() {
+		if a.flows[rec.Flow] != of {
+			return
+		}
+		delete(a.flows, rec.Flow)
+		a.out.event(&control.Flow{Msg: of.msg, Done: true, Record: of.flow.Record()})
+		of.flow.Close()
+	})
+}
+
+func (a *agent) onReceived(rec transport.ReceiveRecord) {
+	a.received++
+	a.out.event(&control.Received{From: rec.Peer, Record: rec})
+}
+
+// finish reports unacknowledged messages and the final stats (after the
+// loop stopped: nothing else runs).
+func (a *agent) finish() {
+	for id, of := range a.flows {
+		if !of.done {
+			a.pendingAtStop++
+		}
+		a.out.event(&control.Flow{Msg: of.msg, Done: of.done, Record: of.flow.Record()})
+		of.flow.Close()
+		delete(a.flows, id)
+	}
+	_ = a.conn.Flush()
+	a.out.event(a.stats(true))
+}
+
+// pending counts messages started and not yet acknowledged.
+func (a *agent) pending() int {
+	n := a.pendingAtStop
+	for _, of := range a.flows {
+		if !of.done {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *agent) stats(final bool) *control.Stats {
+	ls := a.loop.Stats()
+	s := &control.Stats{
+		Final: final, Conn: a.conn.Stats(), Sent: a.sent, Received: a.received, Pending: a.pending(),
+		Errors: a.errors, EarlyDatagrams: a.early, CEData: a.ceData, ECEACKs: a.eceACKs,
+		Loop: control.LoopStats{
+			Iterations: ls.Iterations, Sleeps: ls.Sleeps, Spins: ls.Spins, Timers: ls.Timers, Posted: ls.Posted,
+			LateMaxNs: ls.LateMaxNs,
+		},
+	}
+	if ls.Timers > 0 {
+		s.Loop.LateMeanNs = ls.LateSumNs / int64(ls.Timers)
+	}
+	if a.ep != nil {
+		s.Endpoint = a.ep.Stats()
+		s.ReceiverFlows, s.ReceiverStateBytes = a.ep.ReceiverStateBytes()
+	}
+	return s
+}
+
+// writer writes events on its own goroutine from an unbounded queue.
+type writer struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	queue [][]byte
+	done  bool
+	err   error
+	exit  chan struct{}
+}
+
+func newWriter(out io.Writer) *writer {
+	w := &writer{exit: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run(out)
+	return w
+}
+
+// event encodes e and queues it (any goroutine).
+func (w *writer) event(e control.Event) {
+	b, err := control.AppendEvent(nil, e)
+	if err != nil {
+		b, _ = control.AppendEvent(nil, &control.Error{Error: err.Error()})
+	}
+	w.mu.Lock()
+	w.queue = append(w.queue, b)
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+func (w *writer) run(out io.Writer) {
+	defer close(w.exit)
+	var buf []byte
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.done {
+			w.cond.Wait()
+		}
+		q, done := w.queue, w.done
+		w.queue = nil
+		w.mu.Unlock()
+		buf = buf[:0]
+		for _, b := range q {
+			buf = append(buf, b...)
+		}
+		if len(buf) > 0 && w.err == nil {
+			if _, err := out.Write(buf); err != nil {
+				w.err = fmt.Errorf("agent: writing events: %w", err)
+			}
+		}
+		if done && len(q) == 0 {
+			return
+		}
+	}
+}
+
+// close writes what is queued and stops the writer.
+func (w *writer) close() error {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+	w.cond.Signal()
+	<-w.exit
+	return w.err
+}

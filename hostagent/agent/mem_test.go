@@ -1,0 +1,344 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ftlab/ftlab/hostagent/agent"
+	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/netio"
+)
+
+// memNet is an in-memory network of memConns: lossless, instant, FIFO.
+// Readiness is signalled through a pipe, so the agent's loop polls it
+// like a socket. It lets the protocol be tested without root.
+type memNet struct {
+	mu    sync.Mutex
+	hosts map[netip.Addr]*memConn
+}
+
+type memConn struct {
+	net   *memNet
+	addr  netip.Addr
+	r, w  int // pipe: a byte per wake-up
+	mu    sync.Mutex
+	queue []netio.Datagram
+	stats netio.SocketStats
+}
+
+func (n *memNet) conn(t *testing.T, addr string) *memConn {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	c := &memConn{net: n, addr: netip.MustParseAddr(addr), r: p[0], w: p[1]}
+	n.mu.Lock()
+	if n.hosts == nil {
+		n.hosts = map[netip.Addr]*memConn{}
+	}
+	n.hosts[c.addr] = c
+	n.mu.Unlock()
+	return c
+}
+
+func (c *memConn) Send(d netio.Datagram) error {
+	c.net.mu.Lock()
+	peer := c.net.hosts[d.Peer]
+	c.net.mu.Unlock()
+	c.stats.TxDatagrams++
+	if peer == nil {
+		return nil // lost
+	}
+	peer.mu.Lock()
+	peer.queue = append(peer.queue, netio.Datagram{Peer: c.addr, EV: d.EV, ECN: d.ECN, Payload: bytes.Clone(d.Payload)})
+	peer.mu.Unlock()
+	_, _ = unix.Write(peer.w, []byte{1})
+	return nil
+}
+
+func (c *memConn) ReadBatch(r netio.Receiver) (int, error) {
+	var buf [256]byte
+	for {
+		if n, _ := unix.Read(c.r, buf[:]); n < len(buf) {
+			break
+		}
+	}
+	c.mu.Lock()
+	q := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, d := range q {
+		c.stats.RxDatagrams++
+		r.HandleDatagram(d)
+	}
+	return len(q), nil
+}
+
+func (c *memConn) LocalAddr() netip.Addr    { return c.addr }
+func (c *memConn) MaxPayload() int          { return 1472 }
+func (c *memConn) Port() uint16             { return 4791 }
+func (c *memConn) Fd() int                  { return c.r }
+func (c *memConn) Flush() error             { return nil }
+func (c *memConn) Stats() netio.SocketStats { return c.stats }
+func (c *memConn) Close() error {
+	c.net.mu.Lock()
+	delete(c.net.hosts, c.addr)
+	c.net.mu.Unlock()
+	return errorsJoin(unix.Close(c.r), unix.Close(c.w))
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func startMem(t *testing.T, n *memNet, addr string) *agent.Handle {
+	t.Helper()
+	h, err := agent.Start(context.Background(), agent.Options{Conn: n.conn(t, addr)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Stop(); _ = h.Wait() })
+	if h.Ready.Addr != addr || h.Ready.Port != 4791 || h.Ready.Version != control.Version {
+		t.Fatalf("ready %+v", h.Ready)
+	}
+	return h
+}
+
+func nextEvent(t *testing.T, h *agent.Handle) control.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-h.Events():
+		if !ok {
+			t.Fatal("events ended")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event in 5 s")
+	}
+	return nil
+}
+
+func expect[T control.Event](t *testing.T, h *agent.Handle) T {
+	t.Helper()
+	ev := nextEvent(t, h)
+	e, ok := ev.(T)
+	if !ok {
+		t.Fatalf("event %T %+v, want %T", ev, ev, e)
+	}
+	return e
+}
+
+// TestProtocol drives two agents over the in-memory network through the
+// protocol: configure, messages both ways (an empty one too), stats,
+// stop; deliveries match sends by key.
+func TestProtocol(t *testing.T) {
+	var n memNet
+	a, b := startMem(t, &n, "10.0.0.2"), startMem(t, &n, "10.2.1.3")
+	cfg := &control.Configure{Scheme: "rss+pfld", Params: map[string]string{"sigma": "8"}, Transport: control.Transport{PacingBps: 10e9, Seed: 7}}
+	for _, h := range []*agent.Handle{a, b} {
+		if err := h.Do(cfg); err != nil {
+			t.Fatal(err)
+		}
+		c := expect[*control.Configured](t, h)
+		if c.Scheme != "rss+pfld" || c.Transport.SegmentBytes != 1432 || c.Transport.WindowBytes != 256<<10 || c.Transport.MinRTONs != 1e6 || c.Name != h.Ready.Addr {
+			t.Fatalf("configured %+v", c)
+		}
+	}
+	sizes := []uint64{0, 1, 100000, 3 << 20}
+	for i, size := range sizes {
+		if err := a.Do(&control.Send{Msg: int64(100 + i), To: b.Ready.Addr, Bytes: size}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Do(&control.Send{Msg: 7, To: a.Ready.Addr, Bytes: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	sent := map[control.MessageKey]*control.Sent{}
+	recv := map[control.MessageKey]*control.Received{}
+	flows := map[int64]bool{}
+	for len(sent) < 5 || len(recv) < 5 || len(flows) < 5 {
+		var ev control.Event
+		var from *agent.Handle
+		select {
+		case ev = <-a.Events():
+			from = a
+		case ev = <-b.Events():
+			from = b
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stuck: %d sent, %d received, %d flows", len(sent), len(recv), len(flows))
+		}
+		switch e := ev.(type) {
+		case *control.Sent:
+			sent[e.Key(from.Ready.Addr)] = e
+		case *control.Received:
+			recv[e.Key()] = e
+		case *control.Flow:
+			if !e.Done || e.Record.Messages != 1 {
+				t.Errorf("flow %+v", e)
+			}
+			flows[e.Msg] = true
+		default:
+			t.Fatalf("unexpected %T %+v", ev, ev)
+		}
+	}
+	for k, s := range sent {
+		r := recv[k]
+		if r == nil {
+			t.Fatalf("message %d (%+v) not delivered", s.Msg, k)
+		}
+		if r.Record.Bytes != s.Record.Bytes || !r.Record.Verified {
+			t.Errorf("message %d: sent %d, delivered %d", s.Msg, s.Record.Bytes, r.Record.Bytes)
+		}
+		if s.Msg >= 100 && uint64(s.Record.Bytes) != sizes[s.Msg-100] {
+			t.Errorf("message %d has %d bytes", s.Msg, s.Record.Bytes)
+		}
+	}
+	if err := a.Do(&control.StatsQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	st := expect[*control.Stats](t, a)
+	if st.Final || st.Sent != 4 || st.Received != 1 || st.Pending != 0 || st.Endpoint.DatagramsOut == 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if st := expect[*control.Stats](t, a); !st.Final {
+		t.Error("stop did not end with final stats")
+	}
+	if _, ok := <-a.Events(); ok {
+		t.Error("events after the final stats")
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadInput: every malformed or impossible command gets an error event
+// and the agent carries on; end of input stops it cleanly.
+func TestBadInput(t *testing.T) {
+	var n memNet
+	a := startMem(t, &n, "10.0.0.2")
+	for _, tt := range []struct{ line, want string }{
+		{`garbage`, "not a JSON object"},
+		{`{"cmd":"launch"}`, `unknown command "launch"`},
+		{`{"cmd":"send","msg":1,"to":"10.0.0.3","bytes":10,"colour":"red"}`, `unknown field "colour"`},
+		{`{"cmd":"send","msg":4,"to":"10.0.0.3","bytes":10}`, "send: not configured"},
+		{`{"cmd":"configure","scheme":"warp","transport":{}}`, `unknown scheme "warp"`},
+		{`{"cmd":"configure","scheme":"rss","params":{"sigmaa":"4"},"transport":{}}`, `unknown parameters sigmaa`},
+		{`{"cmd":"configure","scheme":"rss","params":{"sigma":"many"},"transport":{}}`, `sigma`},
+		{`{"cmd":"configure","scheme":"rss","transport":{"mtu":9000}}`, `above the socket's 1500`},
+		{`{"cmd":"configure","scheme":"rss","transport":{}}`, ""},
+		{`{"cmd":"configure","scheme":"rss","transport":{}}`, "already configured"},
+		{`{"cmd":"send","msg":5,"to":"10.0.0.256","bytes":10}`, "not an IPv4 address"},
+		{`{"cmd":"send","msg":6,"to":"10.0.0.3","bytes":-4}`, "cannot unmarshal"},
+		{`{"cmd":"stop","please":1}`, `unknown field "please"`},
+		{`{"cmd":"` + strings.Repeat("x", control.MaxLine) + `"}`, "line too long"},
+		{`{"cmd":"stats"}`, ""},
+	} {
+		if err := a.WriteLine(tt.line); err != nil {
+			t.Fatal(err)
+		}
+		ev := nextEvent(t, a)
+		if tt.want == "" {
+			if e, ok := ev.(*control.Error); ok {
+				t.Fatalf("%.60s: error %s", tt.line, e.Error)
+			}
+			continue
+		}
+		e, ok := ev.(*control.Error)
+		if !ok || !strings.Contains(e.Error, tt.want) {
+			t.Fatalf("%.60s: event %T %+v, want an error containing %q", tt.line, ev, ev, tt.want)
+		}
+		if e.Input == "" && tt.want != "line too long" {
+			t.Errorf("%.60s: error without the input", tt.line)
+		}
+		if strings.HasPrefix(e.Error, "send: not") && (e.Msg == nil || *e.Msg != 4) {
+			t.Errorf("send error without its msg id: %+v", e)
+		}
+	}
+	// A send to a host that is not there: the agent tries (RTOs), and stop
+	// reports the unfinished message.
+	if err := a.WriteLine(`{"cmd":"send","msg":9,"to":"10.9.9.9","bytes":3000}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Stop(); err != nil { // also closes the input
+		t.Fatal(err)
+	}
+	f := expect[*control.Flow](t, a)
+	if f.Msg != 9 || f.Done || f.Record.Packets == 0 {
+		t.Errorf("unfinished flow %+v", f)
+	}
+	st := expect[*control.Stats](t, a)
+	if !st.Final || st.Errors != 13 || st.Pending != 1 {
+		t.Errorf("final stats: errors %d pending %d final %v", st.Errors, st.Pending, st.Final)
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEndOfInputStops: closing stdin without stop stops the agent, with
+// its final stats and a nil error; cancelling the context stops it too.
+func TestEndOfInputStops(t *testing.T) {
+	var n memNet
+	conn := n.conn(t, "10.0.0.2")
+	pr, pw := newPipe()
+	var out syncBuffer
+	done := make(chan error)
+	go func() { done <- agent.Serve(context.Background(), pr, &out, agent.Options{Conn: conn}) }()
+	_, _ = pw.Write([]byte(`{"cmd":"stats"}` + "\n"))
+	_ = pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"event":"ready"`) || !strings.Contains(lines[2], `"final":true`) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw = newPipe()
+	defer pw.Close()
+	out = syncBuffer{}
+	go func() { done <- agent.Serve(ctx, pr, &out, agent.Options{Conn: n.conn(t, "10.0.0.3")}) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Serve returned %v after cancel", err)
+	}
+	if !strings.Contains(out.String(), `"final":true`) {
+		t.Fatalf("no final stats after cancel:\n%s", out.String())
+	}
+}
+
+func newPipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
