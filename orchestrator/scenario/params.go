@@ -135,7 +135,7 @@ type HostParams struct {
 	// its subflows together.
 	Window uint64 `yaml:"window" json:"window_bytes" default:"256KiB" unit:"size" min:"1B"`
 	// MinRTO is the smallest retransmission timeout.
-	MinRTO time.Duration `yaml:"min_rto" json:"min_rto_ns" default:"1ms" min:"1us"`
+	MinRTO time.Duration `yaml:"min_rto" json:"min_rto_ns" default:"10ms" min:"1us"`
 	// Header is what every data packet carries besides payload, counted
 	// from the Ethernet header: Ethernet 14 + IPv4 20 + UDP 8 + the
 	// transport's DATA header (40 bytes in hostagent/wire). A packet's
