@@ -7,12 +7,13 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ftlab/ftlab/internal/cli.Version=$(VERSION)
 DEMO_LAB ?= demo
 
-.PHONY: all build test test-unit bench generate demo clean
+.PHONY: all build test test-unit bench generate demo lab-demo clean
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ftlab
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hostagent ./cmd/hostagent
 
 # The whole suite: unit tests everywhere, root integration tests (real
 # namespaces and veths) when run as root. Integration tests skip, saying so,
@@ -34,10 +35,16 @@ bench:
 generate:
 	$(GO) generate ./...
 
-# The main job on the shipped default topology: a k=4 fat tree with the
-# eBPF switch running Ofan; every host pings every other host, a core link
-# fails and the switches reconverge, per-direction counters, teardown.
+# The main job on the shipped default scenario: ECMP vs Ofan switches x
+# RSS vs RSS+PFLD hosts, a permutation under corruption on a k=4 fat tree;
+# results and report under results/demo/<timestamp>/.
 demo: build
+	./$(BIN) run scenarios/demo.yaml
+
+# A walk through a lab by hand: a k=4 fat tree with the eBPF switch running
+# Ofan; every host pings every other host, a core link fails and the
+# switches reconverge, per-direction counters, teardown.
+lab-demo: build
 	@./$(BIN) down -n $(DEMO_LAB) >/dev/null 2>&1 || true
 	./$(BIN) up topologies/fattree-k4.yaml -n $(DEMO_LAB) --policy ofan
 	@{ ./$(BIN) status -n $(DEMO_LAB) --probe | head -4 && \

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+)
+
+// agentStarter starts the host agents of a run: in-process agents that
+// speak the hostagent control protocol over pipes.
+var agentStarter runner.AgentStarter = runner.InProcessAgents
+
+func (a *app) runCommand() *cobra.Command {
+	var name, results string
+	var quiet, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run <scenario.yaml>",
+		Short: "Run a scenario: every cell of its matrix, every repetition",
+		Long: `run builds each cell's fabric, runs the workload with the cell's switch policy and
+transport, injects the faults on schedule, and writes run.json, flows.csv,
+links.csv, summary.json and report.md under results/<scenario>/<timestamp>/. It
+always takes down what it built, also on Ctrl-C; finished runs are kept and an
+interrupted scenario is marked incomplete.`,
+		Args:        cobra.ExactArgs(1),
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := scenario.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if agentStarter == nil {
+				return fmt.Errorf("this ftlab has no host agents built in")
+			}
+			b := Build()
+			opt := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter,
+				Version: b.Version, Commit: b.Commit}
+			var bar *progressbar.ProgressBar
+			if !quiet && !asJSON {
+				total := 0
+				for _, c := range sc.Cells {
+					total += len(c.Runs)
+				}
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr),
+					progressbar.OptionSetDescription(sc.Name), progressbar.OptionShowCount(),
+					progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+					progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+				opt.Progress = func(p runner.Progress) {
+					bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
+					_ = bar.Set(p.Done)
+				}
+			}
+			dir, sum, err := runner.Run(cmd.Context(), sc, opt)
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			if asJSON {
+				if jerr := a.printJSON(struct {
+					Dir     string          `json:"dir"`
+					Summary *runner.Summary `json:"summary"`
+					Error   string          `json:"error,omitempty"`
+				}{dir, sum, errString(err)}); jerr != nil {
+					return jerr
+				}
+			} else if dir != "" {
+				if !quiet {
+					if report, rerr := os.ReadFile(filepath.Join(dir, runner.ReportFile)); rerr == nil {
+						fmt.Fprintln(a.stdout, string(report))
+					}
+				}
+				fmt.Fprintf(a.stdout, "results: %s\n", dir)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&name, "name", "n", "run", "lab name used for each cell's fabric")
+	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/<timestamp>/ is written")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")
+	return cmd
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (a *app) reportCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report <results-dir>",
+		Short: "Rebuild summary.json and report.md from a run's raw files",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := runner.Report(args[0]); err != nil {
+				return err
+			}
+			data, err := os.ReadFile(filepath.Join(args[0], runner.ReportFile))
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(data)
+			return err
+		},
+	}
+}
+
+func readSummary(dir string) (*runner.Summary, error) {
+	data, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
+	if err != nil {
+		return runner.Report(dir)
+	}
+	var s runner.Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, runner.SummaryFile), err)
+	}
+	return &s, nil
+}
+
+func (a *app) compareCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare <results-dir> <results-dir>",
+		Short: "Put two runs side by side, cell by cell",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			x, err := readSummary(args[0])
+			if err != nil {
+				return err
+			}
+			y, err := readSummary(args[1])
+			if err != nil {
+				return err
+			}
+			writeCompare(a.stdout, args[0], args[1], x, y)
+			return nil
+		},
+	}
+}
+
+func writeCompare(w io.Writer, nameA, nameB string, x, y *runner.Summary) {
+	fmt.Fprintf(w, "A: %s (%s)\nB: %s (%s)\n\n", nameA, x.Scenario, nameB, y.Scenario)
+	t := newTable(w)
+	fmt.Fprintln(t, "CELL\tFCT p99 A\tFCT p99 B\tCCT A\tCCT B\tRETX A\tRETX B\tSPURIOUS A\tSPURIOUS B\tRTOs A\tRTOs B")
+	byName := map[string]runner.CellSummary{}
+	for _, c := range y.Cells {
+		byName[c.Cell] = c
+	}
+	d := func(ns float64) string {
+		if ns == 0 {
+			return "-"
+		}
+		return time.Duration(ns).Round(time.Microsecond).String()
+	}
+	for _, c := range x.Cells {
+		o, ok := byName[c.Cell]
+		if !ok {
+			fmt.Fprintf(t, "%s\t%s\t(not in B)\t%s\t\t%d\t\t%d\t\t%d\t\n", c.Cell, d(c.FCTP99), d(c.CCTMean), c.RetxNeeded, c.RetxSpurious, c.RTOs)
+			continue
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Cell, d(c.FCTP99), d(o.FCTP99), d(c.CCTMean), d(o.CCTMean),
+			c.RetxNeeded, o.RetxNeeded, c.RetxSpurious, o.RetxSpurious, c.RTOs, o.RTOs)
+	}
+	_ = t.Flush()
+}

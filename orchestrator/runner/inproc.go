@@ -1,0 +1,306 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/agent"
+	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/orchestrator/workload"
+)
+
+// agentStartTimeout bounds how long an agent may take to open its sockets
+// and take its configuration.
+const agentStartTimeout = 10 * time.Second
+
+// InProcessAgents runs one host agent per host of the lab inside this
+// process: each serves the control protocol (hostagent/control) over a
+// pair of pipes, with its sockets opened in its host's namespace (a socket
+// keeps the namespace it was made in). The runner speaks the same JSON
+// lines to it as it would to a hostagent process.
+func InProcessAgents(ctx context.Context, st *lab.State, store *lab.Store, cfg *scenario.Config, run *scenario.Run) (Agents, error) {
+	conf, err := configureOf(cfg, run.Seed)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	a := &inproc{
+		cancel: cancel, events: make(chan AgentEvent, 1024), byName: map[string]*inprocAgent{},
+		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
+	}
+	for _, h := range st.Topology.Hosts() {
+		ag, err := a.start(ctx, h, store.NamespaceName(st.Name, h.Name), conf)
+		if err != nil {
+			_, _ = a.Stop()
+			return nil, fmt.Errorf("agent %s: %w", h.Name, err)
+		}
+		a.agents = append(a.agents, ag)
+		a.byName[h.Name] = ag
+	}
+	for _, ag := range a.agents {
+		go a.read(ag)
+	}
+	return a, nil
+}
+
+type inproc struct {
+	cancel context.CancelFunc
+	agents []*inprocAgent
+	byName map[string]*inprocAgent
+	events chan AgentEvent
+
+	mu       sync.Mutex
+	keyToMsg map[control.MessageKey]int                      // sender's flow/msg -> workload message
+	pending  map[control.MessageKey]*transport.ReceiveRecord // deliveries whose sender has not reported yet
+	flows    []transport.FlowRecord
+	stopped  bool
+}
+
+type inprocAgent struct {
+	node   *topology.Node
+	addr   string
+	cmdW   *io.PipeWriter
+	evR    *control.LineReader
+	done   chan error // Serve's result
+	wmu    sync.Mutex
+	closed chan struct{} // the event reader finished
+}
+
+func (a *inproc) start(ctx context.Context, h *topology.Node, ns string, conf *control.Configure) (*inprocAgent, error) {
+	cmdR, cmdW := io.Pipe()
+	evR, evW := io.Pipe()
+	ag := &inprocAgent{node: h, addr: h.Addr.String(), cmdW: cmdW, evR: control.NewLineReader(evR, control.MaxEventLine),
+		done: make(chan error, 1), closed: make(chan struct{})}
+	go func() {
+		err := agent.Serve(ctx, cmdR, evW, agent.Options{Namespace: ns, Addr: h.Addr})
+		evW.CloseWithError(io.EOF)
+		ag.done <- err
+	}()
+	deadline := time.AfterFunc(agentStartTimeout, func() { evR.CloseWithError(errors.New("agent did not start in time")) })
+	defer deadline.Stop()
+	if _, err := ag.expect(control.EvReady); err != nil {
+		return nil, err
+	}
+	c := *conf
+	c.Name = h.Name
+	if err := ag.command(&c); err != nil {
+		return nil, err
+	}
+	if _, err := ag.expect(control.EvConfigured); err != nil {
+		return nil, err
+	}
+	return ag, nil
+}
+
+// expect reads events until one named want, failing on an error event.
+func (ag *inprocAgent) expect(want string) (control.Event, error) {
+	for {
+		line, err := ag.evR.Next()
+		if err != nil {
+			return nil, err
+		}
+		ev, err := control.DecodeEvent(line)
+		if err != nil {
+			return nil, err
+		}
+		if e, ok := ev.(*control.Error); ok {
+			return nil, fmt.Errorf("%s", e.Error)
+		}
+		if ev.EventName() == want {
+			return ev, nil
+		}
+	}
+}
+
+func (ag *inprocAgent) command(c control.Command) error {
+	ag.wmu.Lock()
+	defer ag.wmu.Unlock()
+	return control.WriteCommand(ag.cmdW, c)
+}
+
+// read turns one agent's events into AgentEvents. Deliveries are matched
+// to workload messages by (sender, flow, message): a delivery can be
+// reported before its sender's acknowledgement, so it waits until the
+// sender's event names the message.
+func (a *inproc) read(ag *inprocAgent) {
+	defer close(ag.closed)
+	for {
+		line, err := ag.evR.Next()
+		if err != nil {
+			a.mu.Lock()
+			stopped := a.stopped
+			a.mu.Unlock()
+			if !stopped {
+				a.emit(AgentEvent{Kind: EventError, Err: fmt.Errorf("agent %s stopped: %v", ag.node.Name, err)})
+			}
+			return
+		}
+		ev, err := control.DecodeEvent(line)
+		if err != nil {
+			a.emit(AgentEvent{Kind: EventError, Err: fmt.Errorf("agent %s: %w", ag.node.Name, err)})
+			continue
+		}
+		switch e := ev.(type) {
+		case *control.Sent:
+			key := e.Key(ag.addr)
+			rec := e.Record
+			a.mu.Lock()
+			a.keyToMsg[key] = int(e.Msg)
+			got := a.pending[key]
+			delete(a.pending, key)
+			a.mu.Unlock()
+			if got != nil {
+				a.emit(AgentEvent{Kind: EventReceived, Msg: int(e.Msg), Received: got})
+			}
+			a.emit(AgentEvent{Kind: EventSent, Msg: int(e.Msg), Sent: &rec})
+		case *control.Received:
+			key := e.Key()
+			rec := e.Record
+			a.mu.Lock()
+			msg, ok := a.keyToMsg[key]
+			if !ok {
+				a.pending[key] = &rec
+			}
+			a.mu.Unlock()
+			if ok {
+				a.emit(AgentEvent{Kind: EventReceived, Msg: msg, Received: &rec})
+			}
+		case *control.Flow:
+			a.mu.Lock()
+			a.flows = append(a.flows, e.Record)
+			a.mu.Unlock()
+		case *control.Error:
+			a.emit(AgentEvent{Kind: EventError, Err: fmt.Errorf("agent %s: %s", ag.node.Name, e.Error)})
+		}
+	}
+}
+
+func (a *inproc) emit(ev AgentEvent) {
+	a.mu.Lock()
+	stopped := a.stopped
+	a.mu.Unlock()
+	if stopped && ev.Kind == EventError {
+		return
+	}
+	select {
+	case a.events <- ev:
+	default:
+		// The runner stopped reading (run over): drop rather than block
+		// an agent's reader.
+		if !stopped {
+			go func() { a.events <- ev }()
+		}
+	}
+}
+
+func (a *inproc) Events() <-chan AgentEvent { return a.events }
+
+func (a *inproc) Send(m workload.Message) error {
+	src, ok := a.byName[m.Src]
+	if !ok {
+		return fmt.Errorf("no agent on %s", m.Src)
+	}
+	dst, ok := a.byName[m.Dst]
+	if !ok {
+		return fmt.Errorf("no agent on %s", m.Dst)
+	}
+	return src.command(&control.Send{Msg: int64(m.ID), To: dst.addr, Bytes: m.Bytes})
+}
+
+// Stop ends every agent (stop, then end of input) and returns the flow
+// records they reported.
+func (a *inproc) Stop() ([]transport.FlowRecord, error) {
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
+	var errs []error
+	for _, ag := range a.agents {
+		_ = ag.command(&control.Stop{})
+		_ = ag.cmdW.Close()
+	}
+	timeout := time.After(5 * time.Second)
+	for _, ag := range a.agents {
+		select {
+		case err := <-ag.done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				errs = append(errs, fmt.Errorf("agent %s: %w", ag.node.Name, err))
+			}
+		case <-timeout:
+			errs = append(errs, fmt.Errorf("agent %s did not stop", ag.node.Name))
+		}
+		select {
+		case <-ag.closed:
+		case <-time.After(time.Second):
+		}
+	}
+	a.cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.flows, errors.Join(errs...)
+}
+
+// configureOf is the configure command for a cell: its transport scheme
+// with the cell's parameters, and the host settings.
+func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
+	params := map[string]string{}
+	d := func(v time.Duration) string { return v.String() }
+	if c.RSS != nil {
+		params["sigma"] = strconv.Itoa(c.RSS.Sigma)
+		params["tau"] = d(c.RSS.Tau)
+		params["jitter"] = d(c.RSS.Jitter)
+		params["metric"] = c.RSS.Metric
+		if c.RSS.NoFeedback > 0 {
+			params["no_feedback"] = d(c.RSS.NoFeedback)
+		}
+	}
+	if c.PFLD != nil {
+		params["bitmap_bits"] = strconv.Itoa(c.PFLD.BitmapBits)
+		params["periodic"] = strconv.Itoa(c.PFLD.Periodic)
+		if c.PFLD.Periodic == 0 {
+			params["periodic"] = "-1" // off
+		}
+	}
+	if c.RACK != nil && c.RACK.ReoWnd > 0 {
+		params["reo_wnd"] = d(c.RACK.ReoWnd)
+	}
+	if c.PSNPath != nil {
+		params["paths"] = strconv.Itoa(c.PSNPath.K)
+		params["beta"] = strconv.FormatFloat(c.PSNPath.Beta, 'g', -1, 64)
+		params["explore"] = strconv.FormatFloat(c.PSNPath.ExploreThreshold, 'g', -1, 64)
+		params["remove"] = strconv.FormatFloat(c.PSNPath.RemoveThreshold, 'g', -1, 64)
+		params["interval"] = d(c.PSNPath.Interval)
+	}
+	if c.PLB != nil {
+		params["ecn_threshold"] = strconv.FormatFloat(c.PLB.Threshold, 'g', -1, 64)
+		params["rounds"] = strconv.Itoa(c.PLB.Rounds)
+	}
+	if c.REPS != nil {
+		params["buffer"] = strconv.Itoa(c.REPS.Cache)
+	}
+	t := c.Topo()
+	pacing := c.Host.Pacing
+	if pacing == 0 && len(t.Hosts()) > 0 {
+		h := t.Hosts()[0]
+		pacing = t.Links[h.Ports[0].Link].Up.RateBps // line rate
+	}
+	conf := &control.Configure{
+		Scheme: string(c.Transport), Params: params,
+		Transport: control.Transport{
+			PacingBps: pacing, WindowBytes: c.Host.Window, MinRTONs: int64(c.Host.MinRTO),
+			MTU: c.Fabric().MTU, Seed: seed,
+		},
+	}
+	if err := conf.Transport.Validate(); err != nil {
+		return nil, fmt.Errorf("transport settings: %w", err)
+	}
+	return conf, nil
+}
