@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +20,9 @@ func summaryOf(meta *RunMeta, byCell map[string][]runRows) *Summary {
 	return sum
 }
 
-// Report rebuilds summary.json and report.md of a results directory from
-// its raw files (run.json, flows.csv, links.csv) and returns the summary.
+// Report rebuilds summary.json, report.md and the plots of a results
+// directory from its raw files (run.json, flows.csv, links.csv) and returns
+// the summary.
 func Report(dir string) (*Summary, error) {
 	data, err := os.ReadFile(filepath.Join(dir, RunFile))
 	if err != nil {
@@ -74,5 +76,5 @@ func Report(dir string) (*Summary, error) {
 	if err := writeJSON(dir, SummaryFile, sum); err != nil {
 		return nil, err
 	}
-	return sum, writeReportFile(dir, &meta, sum)
+	return sum, errors.Join(writeReportFile(dir, &meta, sum), writePlots(dir, plotCells(sum), byCell))
 }

@@ -144,7 +144,8 @@ cells:
 		meta.Interrupted = fmt.Sprintf("%d of %d runs finished", done, total)
 	}
 	sum = summaryOf(meta, byCell)
-	err = errors.Join(runErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum))
+	err = errors.Join(runErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum),
+		writePlots(dir, plotCells(sum), byCell))
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -157,7 +158,10 @@ func writeReportFile(dir string, meta *RunMeta, sum *Summary) error {
 		return err
 	}
 	defer f.Close()
-	return writeReport(f, meta, sum)
+	if err := writeReport(f, meta, sum); err != nil {
+		return err
+	}
+	return writePlotLinks(f)
 }
 
 // runCell builds the cell's lab, runs its repetitions and takes the lab
