@@ -165,3 +165,15 @@ func (s *Switch) SetCorruption(port int, p float64) error {
 	}
 	return s.updatePort(port, func(v *xdpIngressPortCfg) { v.CorruptThr, v.CorruptAll = thr, all })
 }
+
+// SetPortRate changes a configured port's link model rate (bits/s), as a
+// degraded link would: queued bytes drain at the new rate from now on.
+func (s *Switch) SetPortRate(port int, bps uint64) error {
+	if bps == 0 {
+		return fmt.Errorf("bpf: port %d: rate must be positive", port)
+	}
+	return s.updatePort(port, func(v *xdpIngressPortCfg) {
+		v.RateBps = bps
+		v.MaxDelayNs = math.MaxUint64 / bps
+	})
+}

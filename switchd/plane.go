@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
@@ -12,6 +14,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd/kernelfwd"
 	"github.com/ftlab/ftlab/switchd/routing"
+	"github.com/ftlab/ftlab/switchd/shaping"
 )
 
 // Lab is what the control plane needs to know about a lab's fabric.
@@ -161,4 +164,41 @@ func FailedList(m map[int]bool) []int {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// SetRate changes the rate of one direction of a link, named by its
+// sending end, as a degraded link would (shaped mode): the sender's link
+// model (a switch) and its HTB tree (switch or host) serve at bps from now
+// on. Zero restores the topology's rate.
+func (l *Lab) SetRate(link *topology.Link, from topology.Side, bps uint64) error {
+	if l.Config.DataPlane != DataPlaneBPF || l.Config.Mode != ModeShaped {
+		return fmt.Errorf("changing a link's rate needs the eBPF data plane in shaped mode")
+	}
+	params, mtu := egress(l.Topo, topology.PortRef{Link: link.ID, Side: from})
+	if bps == 0 {
+		bps = params.RateBps
+	}
+	ep := link.End(from)
+	n, _ := l.Topo.Node(ep.Node)
+	shape := func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		nl, err := h.LinkByName(ep.Ifname)
+		if err != nil {
+			return err
+		}
+		return shaping.SetRate(h, nl, shaping.Link{RateBps: bps, BufferBytes: params.BufferBytes, MTU: mtu})
+	}
+	if !n.Role.IsSwitch() {
+		return nsutil.DoNamed(l.Namespace(n.Name), shape)
+	}
+	return l.withSwitch(n.Name, func(sw *bpf.Switch) error {
+		if err := sw.SetPortRate(ep.Port, bps); err != nil {
+			return err
+		}
+		return shape()
+	})
 }

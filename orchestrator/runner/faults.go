@@ -83,7 +83,12 @@ func (in *injector) apply(ctx context.Context, a scenario.Action) error {
 		}()
 		return nil
 	case scenario.OpSetRate, scenario.OpRestoreRate:
-		return fmt.Errorf("fault %s: changing a link's rate during a run is not supported yet", a.Op)
+		for _, s := range sides(a.Direction) {
+			if err := in.ctl.SetRate(link, s, a.RateBps); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown fault operation %q", a.Op)
 }

@@ -73,6 +73,21 @@ func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 	if err := h.QdiscAdd(q); err != nil {
 		return fmt.Errorf("shaping %s: add htb: %w", name, err)
 	}
+	return writeClasses(h, link, l, h.ClassAdd)
+}
+
+// SetRate changes the rate of an installed tree in place, as a degraded
+// link would: the packets already queued stay queued.
+func SetRate(h *netlink.Handle, link netlink.Link, l Link) error {
+	if l.RateBps == 0 {
+		return errors.New("shaping: rate must be positive")
+	}
+	return writeClasses(h, link, l, h.ClassChange)
+}
+
+// writeClasses adds or changes the three classes of the tree.
+func writeClasses(h *netlink.Handle, link netlink.Link, l Link, write func(netlink.Class) error) error {
+	name, idx := link.Attrs().Name, link.Attrs().Index
 	// The burst is what HTB may send at once to catch up when its timer
 	// fires late. At two MTUs a busy CPU's late timers lose service for
 	// good (measured: 70-80% of the rate at 200 Mbit/s under load); a
@@ -92,8 +107,8 @@ func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 			netlink.ClassAttrs{LinkIndex: idx, Handle: c.handle, Parent: c.parent},
 			netlink.HtbClassAttrs{Rate: l.RateBps, Ceil: l.RateBps, Buffer: burst, Cbuffer: burst, Prio: c.prio},
 		)
-		if err := h.ClassAdd(cl); err != nil {
-			return fmt.Errorf("shaping %s: add class %x:%x: %w", name, c.handle>>16, c.handle&0xffff, err)
+		if err := write(cl); err != nil {
+			return fmt.Errorf("shaping %s: class %x:%x: %w", name, c.handle>>16, c.handle&0xffff, err)
 		}
 	}
 	return nil

@@ -103,3 +103,54 @@ func TestPacketsWait(t *testing.T) {
 		t.Errorf("qdisc dropped %d packets", stats.Drops)
 	}
 }
+
+// TestSetRate degrades an installed link in place and reads the classes
+// back from the kernel.
+func TestSetRate(t *testing.T) {
+	testlab.RequireRoot(t)
+	topo, err := topology.NewLeafSpine(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := testlab.Namer(testlab.Prefix(t))
+	if _, err := fabric.Build(context.Background(), topo, fabric.Options{Namespace: name}); err != nil {
+		t.Fatal(err)
+	}
+	host := topo.Hosts()[0]
+	port := topo.Links[host.Ports[0].Link]
+	err = nsutil.DoNamed(name(host.Name), func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		link, err := h.LinkByName(port.A.Ifname)
+		if err != nil {
+			return err
+		}
+		l := shaping.Link{RateBps: 100_000_000, BufferBytes: 64 << 10, MTU: port.MTU}
+		if err := shaping.Install(h, link, l); err != nil {
+			return err
+		}
+		l.RateBps = 25_000_000
+		if err := shaping.SetRate(h, link, l); err != nil {
+			return err
+		}
+		classes, err := h.ClassList(link, netlink.HANDLE_NONE)
+		if err != nil {
+			return err
+		}
+		if len(classes) != 3 {
+			t.Errorf("%d classes, want 3", len(classes))
+		}
+		for _, c := range classes {
+			if htb, ok := c.(*netlink.HtbClass); ok && htb.Rate != l.RateBps/8 {
+				t.Errorf("class %x: rate %d B/s, want %d", c.Attrs().Handle, htb.Rate, l.RateBps/8)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
