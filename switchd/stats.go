@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -49,6 +50,19 @@ func roleLetter(r topology.Role) string {
 // Direction is the label of traffic from a node of role from to one of
 // role to, e.g. Direction(RoleEdge, RoleAgg) = "E->A".
 func Direction(from, to topology.Role) string { return roleLetter(from) + "->" + roleLetter(to) }
+
+// pathOrder lists the directions along a packet's path: up the tree, then
+// down (fat tree, then leaf-spine).
+var pathOrder = []string{"H->E", "E->A", "A->C", "C->A", "A->E", "E->H", "H->L", "L->S", "S->L", "L->H"}
+
+// DirectionRank orders direction labels along a packet's path, for tables
+// and plots; unknown labels sort last.
+func DirectionRank(d string) int {
+	if i := slices.Index(pathOrder, d); i >= 0 {
+		return i
+	}
+	return len(pathOrder)
+}
 
 // Stats reads every switch port's counters (eBPF data plane).
 func (l *Lab) Stats() ([]PortStats, error) {

@@ -221,18 +221,6 @@ func totalByDirection(ports []switchd.PortStats) []stageTotals {
 		t.MeanQueue /= float64(t.Ports)
 		out = append(out, *t)
 	}
-	sort.Slice(out, func(i, j int) bool { return directionOrder(out[i].Direction) < directionOrder(out[j].Direction) })
+	sort.Slice(out, func(i, j int) bool { return switchd.DirectionRank(out[i].Direction) < switchd.DirectionRank(out[j].Direction) })
 	return out
-}
-
-// directionOrder sorts directions along a packet's path: up the tree,
-// then down.
-func directionOrder(d string) int {
-	order := []string{"H->E", "E->A", "A->C", "C->A", "A->E", "E->H", "H->L", "L->S", "S->L", "L->H"}
-	for i, o := range order {
-		if o == d {
-			return i
-		}
-	}
-	return len(order)
 }

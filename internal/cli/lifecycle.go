@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -116,9 +115,7 @@ never touched. Nothing without ftlab's prefix is touched.`,
 				if actions == nil {
 					actions = []lab.CleanupAction{}
 				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(actions); jerr != nil {
+				if jerr := a.printJSON(actions); jerr != nil {
 					return jerr
 				}
 				return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -165,9 +164,7 @@ datagram across every link in each direction.`,
 				v.Health.OK = v.Health.OK && ok == len(v.Probes)
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(v); err != nil {
+				if err := a.printJSON(v); err != nil {
 					return err
 				}
 			} else if err := a.printStatus(v); err != nil {

@@ -24,17 +24,6 @@ type injector struct {
 	failed map[int]bool
 }
 
-// sides returns the sending sides of a directional action.
-func sides(d scenario.Direction) []topology.Side {
-	switch d {
-	case scenario.Up:
-		return []topology.Side{topology.SideA}
-	case scenario.Down:
-		return []topology.Side{topology.SideB}
-	}
-	return []topology.Side{topology.SideA, topology.SideB}
-}
-
 // apply carries out one action. Link failures act at once in the data
 // plane; the switches reconverge after the lab's convergence delay, in the
 // background, as BGP would.
@@ -55,7 +44,7 @@ func (in *injector) apply(ctx context.Context, a scenario.Action) error {
 		if a.Op == scenario.OpClearDrop {
 			p = 0
 		}
-		for _, s := range sides(a.Direction) {
+		for _, s := range a.Direction.Sides() {
 			if err := in.ctl.SetCorruption(link, s, p); err != nil {
 				return err
 			}
@@ -83,7 +72,7 @@ func (in *injector) apply(ctx context.Context, a scenario.Action) error {
 		}()
 		return nil
 	case scenario.OpSetRate, scenario.OpRestoreRate:
-		for _, s := range sides(a.Direction) {
+		for _, s := range a.Direction.Sides() {
 			if err := in.ctl.SetRate(link, s, a.RateBps); err != nil {
 				return err
 			}

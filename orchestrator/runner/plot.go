@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // The plots of a results directory: file name without extension and the
@@ -198,7 +200,7 @@ func directionBarsPlot(sums []CellSummary, title, ylabel string, value func(Dire
 			}
 		}
 	}
-	slices.SortStableFunc(dirs, func(a, b string) int { return directionRank(a) - directionRank(b) })
+	slices.SortStableFunc(dirs, func(a, b string) int { return switchd.DirectionRank(a) - switchd.DirectionRank(b) })
 	cells := make([]string, len(sums))
 	values := make([][]float64, len(sums))
 	for i, s := range sums {

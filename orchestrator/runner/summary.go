@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // CellSummary aggregates every run of one cell.
@@ -145,17 +146,10 @@ func summarize(cell string, runs []runRows) CellSummary {
 		}
 		s.Queues = append(s.Queues, q)
 	}
-	slices.SortFunc(s.Queues, func(a, b DirectionQueue) int { return directionRank(a.Direction) - directionRank(b.Direction) })
+	slices.SortFunc(s.Queues, func(a, b DirectionQueue) int {
+		return switchd.DirectionRank(a.Direction) - switchd.DirectionRank(b.Direction)
+	})
 	return s
-}
-
-// directionRank orders directions along a packet's path: up, then down.
-func directionRank(d string) int {
-	order := []string{"H->E", "E->A", "A->C", "C->A", "A->E", "E->H", "H->L", "L->S", "S->L", "L->H"}
-	if i := slices.Index(order, d); i >= 0 {
-		return i
-	}
-	return len(order)
 }
 
 func dur(nsf float64) string {
@@ -212,7 +206,7 @@ func writeReport(w io.Writer, meta *RunMeta, sum *Summary) error {
 			}
 		}
 	}
-	slices.SortFunc(dirs, func(a, b string) int { return directionRank(a) - directionRank(b) })
+	slices.SortFunc(dirs, func(a, b string) int { return switchd.DirectionRank(a) - switchd.DirectionRank(b) })
 	b.WriteString("| cell |")
 	for _, d := range dirs {
 		fmt.Fprintf(&b, " %s |", d)

@@ -127,7 +127,7 @@ func properties(f Fault, link int) []property {
 			what = "rate"
 		}
 		var out []property
-		for _, s := range f.Direction.sides() {
+		for _, s := range f.Direction.Sides() {
 			out = append(out, property{what, link, s})
 		}
 		return out
@@ -287,7 +287,7 @@ func (e *expander) actions(i int, f Fault) []Action {
 			l := &e.t.Links[id]
 			switch f.Kind {
 			case Corrupt:
-				for _, side := range f.Direction.sides() {
+				for _, side := range f.Direction.Sides() {
 					d := sideDirection(side)
 					out = append(out, Action{At: s.from, Fault: i, Op: OpSetDrop, Link: l.Name, Direction: d, Drop: f.Drop})
 					if s.to != forever {
@@ -295,7 +295,7 @@ func (e *expander) actions(i int, f Fault) []Action {
 					}
 				}
 			case Degrade:
-				for _, side := range f.Direction.sides() {
+				for _, side := range f.Direction.Sides() {
 					d, normal := sideDirection(side), l.Params(side).RateBps
 					rate := f.RateBps
 					if rate == 0 {

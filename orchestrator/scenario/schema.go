@@ -109,8 +109,8 @@ const (
 // Directions lists the valid directions.
 var Directions = []Direction{Up, Down, Both}
 
-// sides returns the link sides sending in direction d.
-func (d Direction) sides() []topology.Side {
+// Sides returns the link sides sending in direction d.
+func (d Direction) Sides() []topology.Side {
 	switch d {
 	case Up:
 		return []topology.Side{topology.SideA}
