@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -96,7 +97,7 @@ func linkRowsOf(r *RunResult) []linkRow {
 			TxPackets: c.TxPackets, TxBytes: c.TxBytes, RxPackets: c.RxPackets,
 			DropCorrupt: c.DropCorrupt, DropBuffer: c.DropBuffer, DropLinkDown: c.DropLinkDown, DropNoRoute: c.DropNoRoute,
 			DropTTL: c.DropTTL, DropMalformed: c.DropMalformed, DropNonIPv4: c.DropNonIPv4,
-			Trimmed: c.Trimmed, CEMarked: c.CEMarked, MaxBacklog: p.Queue.MaxBacklog, MeanBacklog: p.Queue.MeanBacklog(),
+			Trimmed: c.Trimmed, CEMarked: c.CEMarked, MaxBacklog: p.Queue.MaxBacklog, MeanBacklog: roundTenth(p.Queue.MeanBacklog()),
 		}
 		if r.Duration > 0 && row.RateBps > 0 {
 			row.Utilization = float64(row.TxBytes*8) / float64(row.RateBps) / r.Duration.Seconds()
@@ -108,6 +109,10 @@ func linkRowsOf(r *RunResult) []linkRow {
 	}
 	return rows
 }
+
+// roundTenth rounds to the 0.1 that links.csv keeps, so a summary from
+// the rows in memory equals one rebuilt from the file.
+func roundTenth(x float64) float64 { return math.Round(x*10) / 10 }
 
 func fmtU(v uint64) string         { return strconv.FormatUint(v, 10) }
 func fmtI(v int) string            { return strconv.Itoa(v) }

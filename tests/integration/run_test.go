@@ -10,10 +10,11 @@ import (
 	"github.com/ftlab/ftlab/internal/testlab"
 )
 
-// TestRunScenario runs a small scenario end to end with real agents: two
-// cells (ecmp and ofan switches) of a permutation with rss+pfld hosts, and
-// checks that every message was delivered and verified, the result files
-// are there, and report rebuilds the same summary.
+// TestRunScenario runs a small scenario end to end with real agents on a
+// shaped fabric: two cells (ecmp and ofan switches) of a permutation with
+// rss+pfld hosts, and checks that every message was delivered and
+// verified, the CCT is not below its lower bound, the result files are
+// there, and report rebuilds the same summary.
 func TestRunScenario(t *testing.T) {
 	f := newFtlab(t)
 	dir := t.TempDir()
@@ -21,10 +22,9 @@ func TestRunScenario(t *testing.T) {
 	topo := filepath.Join(testlab.Root(t), "topologies", "fattree-k4.yaml")
 	if err := os.WriteFile(scn, []byte(`name: small
 topology: `+topo+`
-dataplane: linerate
+dataplane: shaped
 transport: rss+pfld
 workload: {kind: permutation, size: 128KiB}
-host: {pacing: 200Mbit}
 timeout: 30s
 compare:
   policy: [ecmp, ofan]
@@ -37,9 +37,11 @@ compare:
 		Summary struct {
 			Complete bool `json:"complete"`
 			Cells    []struct {
-				Cell      string `json:"cell"`
-				Messages  int    `json:"messages"`
-				Delivered int    `json:"delivered"`
+				Cell        string  `json:"cell"`
+				Messages    int     `json:"messages"`
+				Delivered   int     `json:"delivered"`
+				CCTMean     float64 `json:"cct_mean_ns"`
+				CCTIncrease float64 `json:"cct_increase"`
 			} `json:"cells"`
 		} `json:"summary"`
 	}
@@ -52,6 +54,11 @@ compare:
 	for _, c := range out.Summary.Cells {
 		if c.Messages != 16 || c.Delivered != 16 {
 			t.Errorf("cell %s delivered %d of %d messages, want 16 of 16", c.Cell, c.Delivered, c.Messages)
+		}
+		// Shaped links serialize at their rate: no collective can beat
+		// the lower bound computed from those rates.
+		if c.CCTMean <= 0 || c.CCTIncrease < 0 {
+			t.Errorf("cell %s: CCT %.0f ns is %.1f%% over the lower bound; want at or above it", c.Cell, c.CCTMean, 100*c.CCTIncrease)
 		}
 	}
 	file, err := os.Open(filepath.Join(out.Dir, "flows.csv"))
