@@ -187,11 +187,7 @@ func flowHashOf(b []byte, seed uint32) uint32 {
 	if !frag && (ip[9] == protoUDP || ip[9] == protoTCP) {
 		ports = binary.NativeEndian.Uint32(l4[0:4])
 	}
-	h := fhMix(0x6a09e667, seed)
-	h = fhMix(h, binary.NativeEndian.Uint32(ip[12:16]))
-	h = fhMix(h, binary.NativeEndian.Uint32(ip[16:20]))
-	h = fhMix(h, ports)
-	return fhMix(h, uint32(ip[9]))
+	return FlowHash(binary.NativeEndian.Uint32(ip[12:16]), binary.NativeEndian.Uint32(ip[16:20]), ports, uint32(ip[9]), seed)
 }
 
 // nthSetBit mirrors nth_set_bit.
@@ -204,5 +200,5 @@ func nthSetBit(bm uint64, n int) int {
 
 // ecmpUplink is the uplink index ecmp picks for a frame.
 func ecmpUplink(b []byte, seed uint32, valid uint64) int {
-	return nthSetBit(valid, int(flowHashOf(b, seed)%uint32(bits.OnesCount64(valid))))
+	return NthValid(valid, flowHashOf(b, seed))
 }

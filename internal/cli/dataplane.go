@@ -221,6 +221,8 @@ func totalByDirection(ports []switchd.PortStats) []stageTotals {
 		t.MeanQueue /= float64(t.Ports)
 		out = append(out, *t)
 	}
-	sort.Slice(out, func(i, j int) bool { return switchd.DirectionRank(out[i].Direction) < switchd.DirectionRank(out[j].Direction) })
+	sort.Slice(out, func(i, j int) bool {
+		return switchd.DirectionRank(out[i].Direction) < switchd.DirectionRank(out[j].Direction)
+	})
 	return out
 }

@@ -45,6 +45,11 @@ type RunResult struct {
 	Flows      []transport.FlowRecord `json:"-"`
 	Ports      []switchd.PortStats    `json:"-"`
 	Faults     []FaultEvent           `json:"faults,omitempty"`
+	// StartMonoNs is CLOCK_MONOTONIC at the run's start, the time base of
+	// the agents' records (Flows).
+	StartMonoNs int64 `json:"start_mono_ns,omitempty"`
+
+	paths *pathMap // EV to first-hop uplink; nil unless the edge runs ECMP
 }
 
 // Run statuses.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -21,8 +22,8 @@ func summaryOf(meta *RunMeta, byCell map[string][]runRows) *Summary {
 }
 
 // Report rebuilds summary.json, report.md and the plots of a results
-// directory from its raw files (run.json, flows.csv, links.csv) and returns
-// the summary.
+// directory from its raw files (run.json, flows.csv, links.csv,
+// subflows.csv) and returns the summary.
 func Report(dir string) (*Summary, error) {
 	data, err := os.ReadFile(filepath.Join(dir, RunFile))
 	if err != nil {
@@ -41,6 +42,10 @@ func Report(dir string) (*Summary, error) {
 	}
 	links, err := readCSV(filepath.Join(dir, LinksFile), linksHeader, parseLinkRow)
 	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	subflows, err := readCSV(filepath.Join(dir, SubflowsFile), subflowsHeader, parseSubflowRow)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // results from before subflows.csv have none
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	type key struct {
@@ -69,6 +74,12 @@ func Report(dir string) (*Summary, error) {
 			rr.links = append(rr.links, l)
 		}
 	}
+	subByCell := map[string][]subflowRow{}
+	for _, s := range subflows {
+		if _, ok := index[key{s.Cell, s.Repetition}]; ok {
+			subByCell[s.Cell] = append(subByCell[s.Cell], s)
+		}
+	}
 	for _, k := range order {
 		byCell[k.cell] = append(byCell[k.cell], *index[k])
 	}
@@ -76,5 +87,6 @@ func Report(dir string) (*Summary, error) {
 	if err := writeJSON(dir, SummaryFile, sum); err != nil {
 		return nil, err
 	}
-	return sum, errors.Join(writeReportFile(dir, &meta, sum), writePlots(dir, plotCells(sum), byCell))
+	return sum, errors.Join(writeReportFile(dir, &meta, sum), writePlots(dir, plotCells(sum), byCell),
+		writePathsPlot(dir, pathCells(&meta, sum), subByCell))
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,19 +11,20 @@ import (
 
 // Result files in a run directory.
 const (
-	RunFile     = "run.json"
-	FlowsFile   = "flows.csv"
-	LinksFile   = "links.csv"
-	SummaryFile = "summary.json"
-	ReportFile  = "report.md"
+	RunFile      = "run.json"
+	FlowsFile    = "flows.csv"
+	LinksFile    = "links.csv"
+	SubflowsFile = "subflows.csv"
+	SummaryFile  = "summary.json"
+	ReportFile   = "report.md"
 )
 
 // writer appends each finished run to the result files as soon as it ends,
 // so an interrupted scenario keeps every run that completed.
 type writer struct {
-	dir          string
-	flows, links *os.File
-	fw, lw       *csv.Writer
+	dir                    string
+	flows, links, subflows *os.File
+	fw, lw, sw             *csv.Writer
 }
 
 func newWriter(dir string) (*writer, error) {
@@ -38,9 +40,15 @@ func newWriter(dir string) (*writer, error) {
 		w.flows.Close()
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	w.fw, w.lw = csv.NewWriter(w.flows), csv.NewWriter(w.links)
+	if w.subflows, err = os.Create(filepath.Join(dir, SubflowsFile)); err != nil {
+		w.flows.Close()
+		w.links.Close()
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	w.fw, w.lw, w.sw = csv.NewWriter(w.flows), csv.NewWriter(w.links), csv.NewWriter(w.subflows)
 	_ = w.fw.Write(flowsHeader)
 	_ = w.lw.Write(linksHeader)
+	_ = w.sw.Write(subflowsHeader)
 	return w, nil
 }
 
@@ -56,22 +64,23 @@ func (w *writer) addRun(r *RunResult) error {
 			return err
 		}
 	}
+	for _, row := range subflowRowsOf(r) {
+		if err := w.sw.Write(row.record()); err != nil {
+			return err
+		}
+	}
 	w.fw.Flush()
 	w.lw.Flush()
-	if err := w.fw.Error(); err != nil {
-		return err
-	}
-	return w.lw.Error()
+	w.sw.Flush()
+	return errors.Join(w.fw.Error(), w.lw.Error(), w.sw.Error())
 }
 
 func (w *writer) close() error {
 	w.fw.Flush()
 	w.lw.Flush()
-	e1, e2 := w.flows.Close(), w.links.Close()
-	if e1 != nil {
-		return e1
-	}
-	return e2
+	w.sw.Flush()
+	e1, e2, e3 := w.flows.Close(), w.links.Close(), w.subflows.Close()
+	return errors.Join(e1, e2, e3)
 }
 
 // writeJSON writes v to name in the run directory, atomically.

@@ -57,6 +57,41 @@ var linksHeader = []string{
 	"max_backlog_bytes", "mean_backlog_bytes", "qdisc_drops",
 }
 
+// subflowRow is one line of subflows.csv: one EV change of one subflow of
+// one flow of one run. Packets is the subflow's total (repeated on each of
+// its rows); Uplink is the first-hop uplink the EV maps to where the source
+// edge switch runs ECMP (-1 elsewhere), Uplinks that switch's uplink count.
+type subflowRow struct {
+	Cell             string
+	Repetition       int
+	Host, Peer       string
+	Flow             uint32
+	Subflow, Packets int
+	At               time.Duration // from the run's start
+	EV               uint16
+	Reason           string
+	Uplink, Uplinks  int
+}
+
+var subflowsHeader = []string{
+	"cell", "repetition", "host", "peer", "flow", "subflow", "packets", "at_ns", "ev", "reason", "uplink", "uplinks",
+}
+
+func subflowRowsOf(r *RunResult) []subflowRow {
+	var rows []subflowRow
+	for _, f := range r.Flows {
+		for _, sf := range f.Subflows {
+			for _, c := range sf.EVs {
+				row := subflowRow{Cell: r.Cell, Repetition: r.Repetition, Host: f.Host, Peer: f.Peer, Flow: f.Flow,
+					Subflow: sf.ID, Packets: sf.Packets, At: time.Duration(c.AtNs - r.StartMonoNs), EV: c.EV, Reason: c.Reason}
+				row.Uplink, row.Uplinks = r.paths.uplink(f.Host, f.Peer, c.EV)
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
 func flowRowsOf(r *RunResult) []flowRow {
 	rows := make([]flowRow, 0, len(r.Messages))
 	for _, m := range r.Messages {
@@ -135,6 +170,11 @@ func (l linkRow) record() []string {
 		fmtF(l.MeanBacklog, 1), l.QdiscDrops}
 }
 
+func (s subflowRow) record() []string {
+	return []string{s.Cell, fmtI(s.Repetition), s.Host, s.Peer, fmtU(uint64(s.Flow)), fmtI(s.Subflow), fmtI(s.Packets),
+		fmtD(s.At), fmtU(uint64(s.EV)), s.Reason, fmtI(s.Uplink), fmtI(s.Uplinks)}
+}
+
 // fieldReader parses one CSV record field by field, keeping the first
 // error with the column it happened in.
 type fieldReader struct {
@@ -171,6 +211,13 @@ func (r *fieldReader) int() int {
 }
 func (r *fieldReader) u64() uint64 {
 	v, err := strconv.ParseUint(r.next(), 10, 64)
+	if err != nil {
+		r.fail(err)
+	}
+	return v
+}
+func (r *fieldReader) uint(bits int) uint64 {
+	v, err := strconv.ParseUint(r.next(), 10, bits)
 	if err != nil {
 		r.fail(err)
 	}
@@ -216,4 +263,12 @@ func parseLinkRow(rec []string) (linkRow, error) {
 		DropNoRoute: r.u64(), DropTTL: r.u64(), DropMalformed: r.u64(), DropNonIPv4: r.u64(), Trimmed: r.u64(),
 		CEMarked: r.u64(), MaxBacklog: r.u64(), MeanBacklog: r.f64(), QdiscDrops: r.str()}
 	return l, r.err
+}
+
+func parseSubflowRow(rec []string) (subflowRow, error) {
+	r := &fieldReader{rec: rec, header: subflowsHeader}
+	s := subflowRow{Cell: r.str(), Repetition: r.int(), Host: r.str(), Peer: r.str(), Flow: uint32(r.uint(32)),
+		Subflow: r.int(), Packets: r.int(), At: r.dur(), EV: uint16(r.uint(16)), Reason: r.str(), Uplink: r.int(),
+		Uplinks: r.int()}
+	return s, r.err
 }

@@ -104,6 +104,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 		total += len(c.Runs)
 	}
 	byCell := map[string][]runRows{}
+	subflows := map[string][]subflowRow{}
 	done := 0
 	progress := func(p Progress) {
 		if opt.Progress != nil {
@@ -119,6 +120,7 @@ cells:
 			done++
 			meta.Runs = append(meta.Runs, r)
 			byCell[cell.Name] = append(byCell[cell.Name], rowsOf(r))
+			subflows[cell.Name] = append(subflows[cell.Name], subflowRowsOf(r)...)
 			if werr := w.addRun(r); werr != nil && runErr == nil {
 				runErr = werr
 			}
@@ -145,7 +147,7 @@ cells:
 	}
 	sum = summaryOf(meta, byCell)
 	err = errors.Join(runErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum),
-		writePlots(dir, plotCells(sum), byCell))
+		writePlots(dir, plotCells(sum), byCell), writePathsPlot(dir, pathCells(meta, sum), subflows))
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -161,7 +163,10 @@ func writeReportFile(dir string, meta *RunMeta, sum *Summary) error {
 	if err := writeReport(f, meta, sum); err != nil {
 		return err
 	}
-	return writePlotLinks(f)
+	if err := writePlotLinks(f); err != nil {
+		return err
+	}
+	return writePathsLink(f, pathCells(meta, sum))
 }
 
 // runCell builds the cell's lab, runs its repetitions and takes the lab
@@ -183,12 +188,14 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished fun
 			err = errors.Join(err, fmt.Errorf("take lab down: %w", derr))
 		}
 	}()
+	paths := newPathMap(cfg, seed)
 	for ri, run := range cell.Runs {
 		if ctx.Err() != nil {
 			return results, nil
 		}
 		starting(ri)
 		r := runOnce(ctx, st, opt, cell, run)
+		r.paths = paths
 		results = append(results, r)
 		finished(r, ri)
 		if r.Status == StatusFailed {
@@ -230,6 +237,10 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	r.Messages = msgs
 
 	start := time.Now()
+	var mono unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) == nil {
+		r.StartMonoNs = mono.Nano()
+	}
 	in := &injector{ctl: ctl, failed: map[int]bool{}}
 	faults := make(chan FaultEvent, len(run.Timeline))
 	go in.runTimeline(runCtx, start, run.Timeline, func(ev FaultEvent) { faults <- ev })

@@ -115,7 +115,7 @@ compare:
 			}
 		}
 	}
-	for _, f := range []string{RunFile, FlowsFile, LinksFile, SummaryFile, ReportFile} {
+	for _, f := range []string{RunFile, FlowsFile, LinksFile, SubflowsFile, SummaryFile, ReportFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
