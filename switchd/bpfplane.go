@@ -119,12 +119,9 @@ func egress(t *topology.Topology, p topology.PortRef) (topology.LinkParams, int)
 }
 
 // setupHost shapes a host's egress at its link rate in shaped mode (a NIC
-// cannot send faster than its link); in line-rate mode there is nothing to
-// do: the fabric already turned GRO on for NAPI.
+// cannot send faster than its link); in line-rate mode it only makes sure
+// no shaping is left (the fabric already turned GRO on for NAPI).
 func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
-	if cfg.Mode != ModeShaped {
-		return nil
-	}
 	h, err := netlink.NewHandle()
 	if err != nil {
 		return err
@@ -133,6 +130,10 @@ func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
 	links, err := portLinks(h, t, n)
 	if err != nil {
 		return err
+	}
+	if cfg.Mode != ModeShaped {
+		// A lab reprogrammed from shaped to line rate loses its shaping.
+		return shaping.Remove(h, links[0])
 	}
 	params, mtu := egress(t, n.Ports[0])
 	return shaping.Install(h, links[0], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu})
@@ -197,7 +198,11 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		}); err != nil {
 			return err
 		}
-		if cfg.Mode == ModeShaped {
+		if cfg.Mode != ModeShaped {
+			if err := shaping.Remove(h, links[i]); err != nil {
+				return err
+			}
+		} else {
 			// The link model accounts packets one by one: no GRO
 			// super-packets on switch ports.
 			if err := ethtool.SetGRO(self.Ifname, false); err != nil {

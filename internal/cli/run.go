@@ -20,7 +20,7 @@ import (
 var agentStarter runner.AgentStarter = runner.InProcessAgents
 
 func (a *app) runCommand() *cobra.Command {
-	var name, results string
+	var name, reuse, results string
 	var quiet, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run <scenario.yaml>",
@@ -41,7 +41,7 @@ interrupted scenario is marked incomplete.`,
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
 			b := Build()
-			opt := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter,
+			opt := runner.Options{Store: a.store, LabName: name, ReuseLab: reuse, ResultsRoot: results, Agents: agentStarter,
 				Version: b.Version, Commit: b.Commit}
 			var bar *progressbar.ProgressBar
 			if !quiet && !asJSON {
@@ -82,6 +82,7 @@ interrupted scenario is marked incomplete.`,
 		},
 	}
 	cmd.Flags().StringVarP(&name, "name", "n", "run", "lab name used for each cell's fabric")
+	cmd.Flags().StringVar(&reuse, "lab", "", "run every cell on this lab, which is up with the scenario's topology (its data plane is reprogrammed per cell; the lab stays up)")
 	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/<timestamp>/ is written")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ftlab/ftlab/switchd"
@@ -78,4 +79,45 @@ func FailedLinks(st *State) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Reprogram replaces a lab's data plane with dp: everything the old one
+// pinned is released (its programs detach) and dp is installed on the same
+// fabric. The lab must be up and have no failed links.
+func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config) (*State, error) {
+	dp = dp.WithDefaults()
+	if err := dp.Validate(); err != nil {
+		return nil, fmt.Errorf("lab %q: data plane: %w", name, err)
+	}
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	release, err := s.lock(name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st, err := s.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Phase != PhaseUp {
+		return nil, fmt.Errorf("lab %q is %s, not up", name, st.Phase)
+	}
+	if len(st.Failed) > 0 {
+		return nil, fmt.Errorf("lab %q has failed links (%s): repair them first (ftlab link up)", name, strings.Join(FailedLinks(st), ", "))
+	}
+	if err := switchd.Remove(st.PinRoot); err != nil {
+		return nil, err
+	}
+	st.DataPlane = dp
+	t0 := time.Now()
+	if err := s.Control(st).Install(ctx); err != nil {
+		// The fabric is intact but forwards nothing: say so in the record.
+		st.DataPlane = switchd.Config{DataPlane: switchd.DataPlaneNone}
+		_ = s.write(st)
+		return nil, fmt.Errorf("lab %q: install data plane: %w (the lab now has none)", name, err)
+	}
+	st.DataPlaneTime = time.Since(t0)
+	return st, s.write(st)
 }

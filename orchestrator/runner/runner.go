@@ -18,8 +18,12 @@ import (
 
 // Options configure a scenario run.
 type Options struct {
-	Store       *lab.Store
-	LabName     string // the lab each cell is built as; default "run"
+	Store   *lab.Store
+	LabName string // the lab each cell is built as; default "run"
+	// ReuseLab, if set, runs every cell on this lab, which must be up
+	// with the cells' topology: its data plane is reprogrammed for each
+	// cell, and the lab is left up afterwards.
+	ReuseLab    string
 	ResultsRoot string // default "results"
 	Agents      AgentStarter
 	Version     string
@@ -177,17 +181,24 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished fun
 	if len(cell.Runs) > 0 {
 		seed = cell.Runs[0].Seed
 	}
-	st, err := opt.Store.Up(ctx, opt.LabName, cfg.Topo(), lab.UpOptions{
-		TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build lab: %w", err)
-	}
-	defer func() {
-		if derr := opt.Store.Down(opt.LabName); derr != nil {
-			err = errors.Join(err, fmt.Errorf("take lab down: %w", derr))
+	var st *lab.State
+	if opt.ReuseLab != "" {
+		if st, err = reuseLab(ctx, opt, cfg, seed); err != nil {
+			return nil, err
 		}
-	}()
+	} else {
+		st, err = opt.Store.Up(ctx, opt.LabName, cfg.Topo(), lab.UpOptions{
+			TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("build lab: %w", err)
+		}
+		defer func() {
+			if derr := opt.Store.Down(opt.LabName); derr != nil {
+				err = errors.Join(err, fmt.Errorf("take lab down: %w", derr))
+			}
+		}()
+	}
 	paths := newPathMap(cfg, seed)
 	for ri, run := range cell.Runs {
 		if ctx.Err() != nil {

@@ -180,3 +180,46 @@ timeout: 300ms
 		t.Errorf("interrupted run left %d namespaces", len(left))
 	}
 }
+
+// TestReuseLab runs a scenario's cells on a lab that is already up: each
+// cell reprograms its data plane, the lab stays up, and a scenario whose
+// topology differs from the lab's is refused.
+func TestReuseLab(t *testing.T) {
+	testlab.RequireRoot(t)
+	sc := loadScenario(t, `
+name: zz-test
+topology: topologies/fattree-k4.yaml
+dataplane: linerate
+workload: {kind: permutation, size: 64KiB}
+timeout: 10s
+compare:
+  policy: [ecmp, ofan]
+`)
+	store := &lab.Store{Dir: t.TempDir(), Prefix: testlab.Prefix(t)}
+	if _, err := store.Up(context.Background(), "mine", sc.Cells[0].Config.Topo(), lab.UpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Down("mine") })
+	opt := Options{
+		Store: store, ReuseLab: "mine", ResultsRoot: t.TempDir(),
+		Agents: func(context.Context, *lab.State, *lab.Store, *scenario.Config, *scenario.Run) (Agents, error) {
+			return &fakeAgents{delay: time.Millisecond, events: make(chan AgentEvent, 64), stop: make(chan struct{})}, nil
+		},
+	}
+	_, sum, err := Run(context.Background(), sc, opt)
+	if err != nil || !sum.Complete {
+		t.Fatalf("run on a reused lab: %v, %+v", err, sum)
+	}
+	st, err := store.Get("mine")
+	if err != nil || st.Phase != lab.PhaseUp || st.DataPlane.EdgePolicy != "ofan" {
+		t.Fatalf("after the run the lab is %+v (%v); want it up with the last cell's policy, ofan", st, err)
+	}
+	other := loadScenario(t, `
+name: zz-test
+topology: {kind: fattree, k: 4, links: {rate: 25Mbit}}
+workload: {kind: permutation, size: 64KiB}
+`)
+	if _, _, err := Run(context.Background(), other, opt); err == nil || !strings.Contains(err.Error(), "cannot run this scenario") {
+		t.Errorf("a scenario with other link rates on the lab: err = %v, want a refusal", err)
+	}
+}
