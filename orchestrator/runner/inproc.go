@@ -34,7 +34,7 @@ func InProcessAgents(ctx context.Context, st *lab.State, store *lab.Store, cfg *
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	a := &inproc{
-		cancel: cancel, events: make(chan AgentEvent, 1024), byName: map[string]*inprocAgent{},
+		cancel: cancel, events: make(chan AgentEvent, 1024), quit: make(chan struct{}), byName: map[string]*inprocAgent{},
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
 	for _, h := range st.Topology.Hosts() {
@@ -57,6 +57,7 @@ type inproc struct {
 	agents []*inprocAgent
 	byName map[string]*inprocAgent
 	events chan AgentEvent
+	quit   chan struct{} // closed by Stop: events are no longer read
 
 	mu       sync.Mutex
 	keyToMsg map[control.MessageKey]int                      // sender's flow/msg -> workload message
@@ -185,20 +186,9 @@ func (a *inproc) read(ag *inprocAgent) {
 }
 
 func (a *inproc) emit(ev AgentEvent) {
-	a.mu.Lock()
-	stopped := a.stopped
-	a.mu.Unlock()
-	if stopped && ev.Kind == EventError {
-		return
-	}
 	select {
 	case a.events <- ev:
-	default:
-		// The runner stopped reading (run over): drop rather than block
-		// an agent's reader.
-		if !stopped {
-			go func() { a.events <- ev }()
-		}
+	case <-a.quit: // the run is over: nobody reads any more
 	}
 }
 
@@ -222,6 +212,7 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 	a.mu.Lock()
 	a.stopped = true
 	a.mu.Unlock()
+	close(a.quit)
 	var errs []error
 	for _, ag := range a.agents {
 		_ = ag.command(&control.Stop{})
