@@ -31,7 +31,14 @@ type receiver struct {
 	msgs   map[uint32]*inMsg
 	scheme ReceiverScheme
 	nacks  []uint32 // scratch
+	// evHigh is the highest first-copy PSN seen per EV, for counting
+	// same-EV reordering (a fidelity check: one EV is one FIFO path under
+	// ECMP). Bounded: cleared when it reaches maxEVTrack entries.
+	evHigh map[uint16]uint32
 }
+
+// maxEVTrack bounds a receiver's per-EV reordering state.
+const maxEVTrack = 1024
 
 func newReceiver(ep *Endpoint, key flowKey, first *wire.Packet) *receiver {
 	r := &receiver{ep: ep, key: key, set: newPSNSet(wire.InitialPSN(key.flow)), msgs: make(map[uint32]*inMsg)}
@@ -77,6 +84,9 @@ func (r *receiver) onData(pk *wire.Packet, ecn netio.ECN) {
 			return
 		}
 		r.set.add(pk.PSN)
+		if !retx && r.reorderedOnEV(pk.EV, pk.PSN) {
+			m.rec.ReorderedSameEV++
+		}
 		m.bytes += uint32(len(pk.Payload))
 		m.rec.Packets++
 		if retx {
@@ -88,6 +98,23 @@ func (r *receiver) onData(pk *wire.Packet, ecn netio.ECN) {
 	}
 	r.ack(pk, ecn, dup)
 	r.scheme.OnData(pk)
+}
+
+// reorderedOnEV records the first copy of psn arriving on ev and reports
+// whether a higher PSN already arrived on the same EV.
+func (r *receiver) reorderedOnEV(ev uint16, psn uint32) bool {
+	if r.evHigh == nil {
+		r.evHigh = make(map[uint16]uint32)
+	}
+	high, ok := r.evHigh[ev]
+	if ok && wire.SeqDiff(psn, high) < 0 {
+		return true
+	}
+	if !ok && len(r.evHigh) >= maxEVTrack {
+		clear(r.evHigh)
+	}
+	r.evHigh[ev] = psn
+	return false
 }
 
 func (r *receiver) deliver(id uint32, m *inMsg, now clock.Time) {

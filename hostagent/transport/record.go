@@ -94,6 +94,10 @@ type ReceiveRecord struct {
 	RetxSpurious int `json:"retx_spurious"`
 	Duplicates   int `json:"duplicates"` // all duplicate copies, network duplicates included
 	NACKsSent    int `json:"nacks_sent"` // PSNs NACKed
+	// ReorderedSameEV are first copies (not retransmissions) that arrived
+	// after a higher PSN of the flow on the same EV. Under ECMP an EV is
+	// one FIFO path, so anything but 0 means the emulation reordered.
+	ReorderedSameEV int `json:"reordered_same_ev"`
 }
 
 // EVChange is one entry of a subflow's EV history.

@@ -21,7 +21,7 @@ var agentStarter runner.AgentStarter = runner.InProcessAgents
 
 func (a *app) runCommand() *cobra.Command {
 	var name, reuse, results string
-	var quiet, asJSON bool
+	var quiet, asJSON, strict bool
 	cmd := &cobra.Command{
 		Use:   "run <scenario.yaml>",
 		Short: "Run a scenario: every cell of its matrix, every repetition",
@@ -29,7 +29,9 @@ func (a *app) runCommand() *cobra.Command {
 transport, injects the faults on schedule, and writes run.json, flows.csv,
 links.csv, summary.json and report.md under results/<scenario>/<timestamp>/. It
 always takes down what it built, also on Ctrl-C; finished runs are kept and an
-interrupted scenario is marked incomplete.`,
+interrupted scenario is marked incomplete. Every run gets a fidelity verdict (OK,
+WARN, FAIL: do its numbers reflect the emulated network or the machine?); a FAIL
+fails the scenario, and so does a WARN with --strict.`,
 		Args:        cobra.ExactArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,7 +44,7 @@ interrupted scenario is marked incomplete.`,
 			}
 			b := Build()
 			opt := runner.Options{Store: a.store, LabName: name, ReuseLab: reuse, ResultsRoot: results, Agents: agentStarter,
-				Version: b.Version, Commit: b.Commit}
+				Version: b.Version, Commit: b.Commit, Strict: strict}
 			var bar *progressbar.ProgressBar
 			if !quiet && !asJSON {
 				total := 0
@@ -77,6 +79,9 @@ interrupted scenario is marked incomplete.`,
 					}
 				}
 				fmt.Fprintf(a.stdout, "results: %s\n", dir)
+				if sum != nil {
+					writeFidelityLine(a.stderr, sum.Fidelity)
+				}
 			}
 			return err
 		},
@@ -85,8 +90,25 @@ interrupted scenario is marked incomplete.`,
 	cmd.Flags().StringVar(&reuse, "lab", "", "run every cell on this lab, which is up with the scenario's topology (its data plane is reprogrammed per cell; the lab stays up)")
 	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/<timestamp>/ is written")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail the scenario (non-zero exit) when its fidelity verdict is WARN, not only FAIL")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")
 	return cmd
+}
+
+// writeFidelityLine tells the run's fidelity verdicts on w (stderr: -q
+// keeps stdout to the results directory).
+func writeFidelityLine(w io.Writer, f runner.FidelitySummary) {
+	if f.Verdict == "" {
+		return
+	}
+	fmt.Fprintf(w, "fidelity: %s\n", f.Verdict)
+	for _, r := range f.Runs {
+		fmt.Fprintf(w, "  %s rep %d: %s", r.Cell, r.Repetition, r.Verdict)
+		for _, why := range r.Reasons {
+			fmt.Fprintf(w, "\n    %s", why)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func errString(err error) string {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -48,6 +49,9 @@ type RunResult struct {
 	// StartMonoNs is CLOCK_MONOTONIC at the run's start, the time base of
 	// the agents' records (Flows).
 	StartMonoNs int64 `json:"start_mono_ns,omitempty"`
+	// Fidelity says whether the run's numbers reflect the emulated network
+	// (nil for a run that failed before it could be judged).
+	Fidelity *fidelity.Report `json:"fidelity,omitempty"`
 
 	paths *pathMap // EV to first-hop uplink; nil unless the edge runs ECMP
 }

@@ -12,7 +12,7 @@ import (
 // summaryOf summarizes every cell of meta's scenario that has runs, in the
 // scenario's order.
 func summaryOf(meta *RunMeta, byCell map[string][]runRows) *Summary {
-	sum := &Summary{Scenario: meta.Scenario.Name, Complete: meta.Complete}
+	sum := &Summary{Scenario: meta.Scenario.Name, Complete: meta.Complete, Fidelity: fidelityOf(meta)}
 	for _, c := range meta.Scenario.Cells {
 		if runs := byCell[c.Name]; len(runs) > 0 {
 			sum.Cells = append(sum.Cells, summarize(c.Name, runs))

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
@@ -28,6 +29,8 @@ type Options struct {
 	Agents      AgentStarter
 	Version     string
 	Commit      string
+	// Strict makes a fidelity WARN fail the scenario, as a FAIL always does.
+	Strict bool
 	// Progress, if set, is told about every run as it starts and ends.
 	Progress func(Progress)
 }
@@ -56,6 +59,10 @@ type RunMeta struct {
 	Interrupted string             `json:"interrupted,omitempty"`
 	Scenario    *scenario.Scenario `json:"scenario"`
 	Runs        []*RunResult       `json:"runs"`
+	// Fidelity is the worst verdict of the runs; Strict says whether WARN
+	// failed the scenario.
+	Fidelity fidelity.Verdict `json:"fidelity,omitempty"`
+	Strict   bool             `json:"strict,omitempty"`
 }
 
 const runFormat = 1
@@ -101,7 +108,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	defer w.close()
 	meta := &RunMeta{
 		Format: runFormat, Version: opt.Version, Commit: opt.Commit, Kernel: kernelRelease(), CPU: cpuModel(),
-		Cores: runtime.NumCPU(), Started: start.UTC(), Scenario: sc,
+		Cores: runtime.NumCPU(), Started: start.UTC(), Scenario: sc, Strict: opt.Strict,
 	}
 	total := 0
 	for _, c := range sc.Cells {
@@ -149,8 +156,10 @@ cells:
 	if !meta.Complete && meta.Interrupted == "" {
 		meta.Interrupted = fmt.Sprintf("%d of %d runs finished", done, total)
 	}
+	meta.Fidelity = overallFidelity(meta.Runs)
+	fidErr := fidelityError(meta)
 	sum = summaryOf(meta, byCell)
-	err = errors.Join(runErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum),
+	err = errors.Join(runErr, fidErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum),
 		writePlots(dir, plotCells(sum), byCell), writePathsPlot(dir, pathCells(meta, sum), subflows))
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -231,6 +240,14 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	cpu := fidelity.NewSampler()
+	cpu.Start()
+	cpuStopped := false
+	defer func() {
+		if !cpuStopped {
+			cpu.Stop()
+		}
+	}()
 	agents, err := opt.Agents(runCtx, st, opt.Store, cell.Config, run)
 	if err != nil {
 		return fail(fmt.Errorf("start agents: %w", err))
@@ -346,6 +363,8 @@ drainLoop:
 	}
 	cancel()
 	flows, stopErr := agents.Stop()
+	cpuStats := cpu.Stop()
+	cpuStopped = true
 	r.Flows = flows
 	r.Duration = time.Since(start)
 	if ports, err := ctl.Stats(); err == nil {
@@ -359,5 +378,6 @@ drainLoop:
 	if err := errors.Join(loopErr, stopErr); err != nil {
 		return fail(err)
 	}
+	r.Fidelity = judge(r, cell, run, cpuStats)
 	return r
 }

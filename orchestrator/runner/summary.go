@@ -50,6 +50,8 @@ type Summary struct {
 	Scenario string        `json:"scenario"`
 	Complete bool          `json:"complete"`
 	Cells    []CellSummary `json:"cells"`
+	// Fidelity: whether the numbers reflect the emulated network.
+	Fidelity FidelitySummary `json:"fidelity"`
 }
 
 func percentile(sorted []float64, p float64) float64 {
@@ -225,6 +227,7 @@ func writeReport(w io.Writer, meta *RunMeta, sum *Summary) error {
 		}
 		b.WriteString("\n")
 	}
+	writeFidelity(&b, sum.Fidelity)
 	b.WriteString("\nRaw data: run.json (scenario as resolved, runs, faults applied), flows.csv (one row per message), links.csv (one row per switch port and run).\n")
 	_, err := io.WriteString(w, b.String())
 	return err

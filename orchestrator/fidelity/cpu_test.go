@@ -1,0 +1,58 @@
+package fidelity
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const stat0 = `cpu  300 0 300 800 0 0 100 0 0 0
+cpu0 150 0 150 400 0 0 50 0 0 0
+cpu1 150 0 150 400 0 0 50 0 0 0
+intr 12345
+ctxt 99
+`
+
+func TestParseProcStat(t *testing.T) {
+	got := parseProcStat([]byte(stat0))
+	want := cpuTimes{total: 1500, idle: 800, softirq: 100, cores: 2}
+	if got != want {
+		t.Errorf("parseProcStat = %+v, want %+v", got, want)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	samples := []sample{{busy: 1, softirq: 0.5}, {busy: 0.96, softirq: 0.3}, {busy: 0.5, softirq: 0.1}, {busy: 0.2, softirq: 0.1}}
+	got := summarize(samples, 2)
+	want := CPUStats{Cores: 2, Samples: 4, SaturatedFraction: 0.5, MeanBusy: 0.665, MeanSoftirq: 0.25}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("summarize (-want +got):\n%s", d)
+	}
+	a, _ := between(cpuTimes{total: 100, idle: 50, softirq: 10}, cpuTimes{total: 200, idle: 52, softirq: 40})
+	if d := cmp.Diff(sample{busy: 0.98, softirq: 0.3}, a, cmp.AllowUnexported(sample{}), cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("between (-want +got):\n%s", d)
+	}
+}
+
+func TestSamplerReadsAFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stat")
+	if err := os.WriteFile(path, []byte(stat0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Sampler{path: path, interval: 5 * time.Millisecond}
+	s.Start()
+	time.Sleep(20 * time.Millisecond)
+	// Fully busy from here: only user time grows.
+	if err := os.WriteFile(path, []byte("cpu0 1150 0 150 400 0 0 50 0 0 0\ncpu1 1150 0 150 400 0 0 50 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	st := s.Stop()
+	if st == nil || st.Cores != 2 || st.Samples == 0 || st.SaturatedFraction != 1 || st.MeanBusy != 1 {
+		t.Errorf("Stop = %+v, want one fully busy sample on 2 cores", st)
+	}
+}

@@ -1,0 +1,177 @@
+package fidelity
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Verdict says whether a run's numbers reflect the emulated network.
+type Verdict string
+
+// Verdicts, from best to worst.
+const (
+	OK   Verdict = "OK"   // nothing suggests the machine distorted the run
+	WARN Verdict = "WARN" // the machine may have distorted timing figures
+	FAIL Verdict = "FAIL" // the emulation broke an invariant: the numbers are wrong
+)
+
+func (v Verdict) rank() int {
+	switch v {
+	case WARN:
+		return 1
+	case FAIL:
+		return 2
+	}
+	return 0
+}
+
+// Worst returns the worse of two verdicts.
+func Worst(a, b Verdict) Verdict {
+	if b.rank() > a.rank() {
+		return b
+	}
+	if a == "" {
+		return OK
+	}
+	return a
+}
+
+// Thresholds of the verdict.
+const (
+	// MaxCPUSaturated: the machine saturated (SaturatedBusy of all cores
+	// busy) for more than this share of the run's samples gives WARN.
+	MaxCPUSaturated = 0.10
+	// MaxPacingError: senders' gaps longer than intended by more than this
+	// share (1 - intended/actual, over all paced gaps) give WARN.
+	MaxPacingError = 0.10
+	// MinLinkRate: a saturated link that achieved less than this share of
+	// its configured rate gives WARN.
+	MinLinkRate = 0.95
+	// SaturatedBacklogBytes and SaturatedBusyArrivals define a saturated
+	// link direction: a mean link-model backlog of at least one MTU, and
+	// at least this share of arrivals finding the queue non-empty.
+	SaturatedBacklogBytes = 1500
+	SaturatedBusyArrivals = 0.5
+	// Same-EV reordering (when checked) and unexplained drops: any gives
+	// FAIL.
+)
+
+// LinkInput is one saturated link direction (a switch egress port).
+type LinkInput struct {
+	Switch      string  `json:"switch"`
+	Port        int     `json:"port"`
+	Link        string  `json:"link"`
+	Direction   string  `json:"direction"`
+	RateBps     uint64  `json:"rate_bps"`     // configured
+	AchievedBps float64 `json:"achieved_bps"` // bytes sent over the queue's busy window
+	MeanBacklog float64 `json:"mean_backlog_bytes"`
+	// MeanGapNs is the mean time between departures over the busy window;
+	// IdealGapNs the serialization time of the mean packet at RateBps.
+	MeanGapNs  float64 `json:"mean_gap_ns"`
+	IdealGapNs float64 `json:"ideal_gap_ns"`
+}
+
+// DropInput is one switch-to-switch link direction that lost packets no
+// configured cause explains.
+type DropInput struct {
+	Link      string `json:"link"`
+	From      string `json:"from"` // sending switch
+	To        string `json:"to"`   // receiving switch
+	Sent      uint64 `json:"sent"`
+	Arrived   uint64 `json:"arrived"`
+	QdiscDrop uint64 `json:"qdisc_drops"`
+	Missing   uint64 `json:"unexplained"` // Sent - Arrived (if positive) + QdiscDrop
+}
+
+// PacingInput sums the senders' pacing over a run.
+type PacingInput struct {
+	Flows      int     `json:"flows"`       // flows with paced gaps
+	Gaps       int     `json:"gaps"`        // paced gaps
+	IntendedNs float64 `json:"intended_ns"` // sum of the gaps the rates ask for
+	ActualNs   float64 `json:"actual_ns"`   // sum of the gaps achieved
+	MaxLateNs  int64   `json:"max_late_ns"` // worst departure after its slot
+	WorstError float64 `json:"worst_flow_error"`
+}
+
+// Error is the senders' pacing error: 1 - intended/actual over all gaps
+// (0 is perfect, 0.1 means gaps were 11% longer than asked).
+func (p PacingInput) Error() float64 {
+	if p.ActualNs <= 0 {
+		return 0
+	}
+	return 1 - p.IntendedNs/p.ActualNs
+}
+
+// Inputs are everything the verdict looks at, as recorded for one run.
+type Inputs struct {
+	CPU    *CPUStats   `json:"cpu,omitempty"` // nil: not sampled
+	Links  []LinkInput `json:"saturated_links,omitempty"`
+	Pacing PacingInput `json:"pacing"`
+	// OrderChecked is true when an EV is one FIFO path (every layer runs
+	// ECMP and no link failed during the run); ReorderedSameEV then counts
+	// first copies that arrived after a higher PSN of their flow on the
+	// same EV.
+	OrderChecked    bool        `json:"order_checked"`
+	ReorderedSameEV int         `json:"reordered_same_ev"`
+	Drops           []DropInput `json:"unexplained_drops,omitempty"`
+}
+
+// Report is a run's fidelity: the verdict, why, and what it was based on.
+type Report struct {
+	Verdict Verdict  `json:"verdict"`
+	Reasons []string `json:"reasons,omitempty"`
+	Inputs
+}
+
+// Judge gives the verdict on a run's inputs.
+func Judge(in Inputs) Report {
+	r := Report{Verdict: OK, Inputs: in}
+	flag := func(v Verdict, format string, args ...any) {
+		r.Verdict = Worst(r.Verdict, v)
+		r.Reasons = append(r.Reasons, string(v)+": "+fmt.Sprintf(format, args...))
+	}
+	var drops uint64
+	for _, d := range in.Drops {
+		drops += d.Missing
+	}
+	if drops > 0 {
+		flag(FAIL, "%d packets lost on %d switch-to-switch link directions with no configured cause", drops, len(in.Drops))
+	}
+	if in.OrderChecked && in.ReorderedSameEV > 0 {
+		flag(FAIL, "%d packets reordered within one path (same EV): FIFO links must not reorder", in.ReorderedSameEV)
+	}
+	if c := in.CPU; c != nil && c.SaturatedFraction > MaxCPUSaturated {
+		flag(WARN, "CPU saturated %.0f%% of the run (limit %.0f%%; mean busy %.0f%%, softirq %.0f%%, ftlab %.0f%% of %d cores)",
+			100*c.SaturatedFraction, 100*MaxCPUSaturated, 100*c.MeanBusy, 100*c.MeanSoftirq, 100*c.ProcessShare, c.Cores)
+	}
+	if e := in.Pacing.Error(); e > MaxPacingError {
+		flag(WARN, "senders' pacing error %.1f%% (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late)",
+			100*e, 100*MaxPacingError, 100*in.Pacing.WorstError, float64(in.Pacing.MaxLateNs)/1e6)
+	}
+	var slow []LinkInput
+	for _, l := range in.Links {
+		if l.RateBps > 0 && l.AchievedBps < MinLinkRate*float64(l.RateBps) {
+			slow = append(slow, l)
+		}
+	}
+	if len(slow) > 0 {
+		slices.SortFunc(slow, func(a, b LinkInput) int {
+			return compareFloat(a.AchievedBps/float64(a.RateBps), b.AchievedBps/float64(b.RateBps))
+		})
+		w := slow[0]
+		flag(WARN, "%d of %d saturated link directions below %.0f%% of their rate (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs)",
+			len(slow), len(in.Links), 100*MinLinkRate, w.Direction, w.Switch, w.Port, 100*w.AchievedBps/float64(w.RateBps),
+			w.MeanGapNs/1e3, w.IdealGapNs/1e3)
+	}
+	return r
+}
+
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,103 @@
+package fidelity
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestJudge(t *testing.T) {
+	idleCPU := &CPUStats{Cores: 2, Samples: 50, SaturatedFraction: 0.02, MeanBusy: 0.4, MeanSoftirq: 0.1}
+	busyCPU := &CPUStats{Cores: 2, Samples: 50, SaturatedFraction: 0.3, MeanBusy: 0.97, MeanSoftirq: 0.4, ProcessShare: 0.5}
+	goodPacing := PacingInput{Flows: 4, Gaps: 100, IntendedNs: 1e6, ActualNs: 1.02e6, WorstError: 0.03}
+	fullLink := LinkInput{Switch: "e0-0", Port: 2, Direction: "E->A", RateBps: 25e6, AchievedBps: 24.9e6, MeanGapNs: 482e3, IdealGapNs: 480e3}
+	tests := []struct {
+		name        string
+		in          Inputs
+		wantVerdict Verdict
+		wantReasons []string
+	}{
+		{
+			name:        "clean run",
+			in:          Inputs{CPU: idleCPU, Pacing: goodPacing, Links: []LinkInput{fullLink}, OrderChecked: true},
+			wantVerdict: OK,
+		},
+		{
+			name:        "no inputs at all",
+			in:          Inputs{},
+			wantVerdict: OK,
+		},
+		{
+			name:        "saturated CPU",
+			in:          Inputs{CPU: busyCPU, Pacing: goodPacing, OrderChecked: true},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: CPU saturated 30% of the run (limit 10%; mean busy 97%, softirq 40%, ftlab 50% of 2 cores)"},
+		},
+		{
+			name:        "CPU saturated exactly at the limit is OK",
+			in:          Inputs{CPU: &CPUStats{Cores: 2, Samples: 10, SaturatedFraction: MaxCPUSaturated}},
+			wantVerdict: OK,
+		},
+		{
+			name:        "reordering within a path",
+			in:          Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true, ReorderedSameEV: 3},
+			wantVerdict: FAIL,
+			wantReasons: []string{"FAIL: 3 packets reordered within one path (same EV): FIFO links must not reorder"},
+		},
+		{
+			name:        "reordering where an EV is not one path is not judged",
+			in:          Inputs{CPU: idleCPU, OrderChecked: false, ReorderedSameEV: 40},
+			wantVerdict: OK,
+		},
+		{
+			name:        "reordering beats a saturated CPU",
+			in:          Inputs{CPU: busyCPU, OrderChecked: true, ReorderedSameEV: 1},
+			wantVerdict: FAIL,
+			wantReasons: []string{
+				"FAIL: 1 packets reordered within one path (same EV): FIFO links must not reorder",
+				"WARN: CPU saturated 30% of the run (limit 10%; mean busy 97%, softirq 40%, ftlab 50% of 2 cores)",
+			},
+		},
+		{
+			name:        "unexplained drops",
+			in:          Inputs{Drops: []DropInput{{Link: "l1", From: "e0-0", To: "a0-0", Sent: 100, Arrived: 98, Missing: 2}, {Link: "l2", From: "a0-0", QdiscDrop: 1, Missing: 1}}},
+			wantVerdict: FAIL,
+			wantReasons: []string{"FAIL: 3 packets lost on 2 switch-to-switch link directions with no configured cause"},
+		},
+		{
+			name:        "pacing error",
+			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 1e6, MaxLateNs: 2e6, WorstError: 0.3}},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: senders' pacing error 20.0% (limit 10%; worst flow 30.0%, latest departure 2.00ms late)"},
+		},
+		{
+			name: "saturated link below its rate",
+			in: Inputs{Links: []LinkInput{fullLink,
+				{Switch: "a0-1", Port: 3, Direction: "A->C", RateBps: 25e6, AchievedBps: 20e6, MeanGapNs: 600e3, IdealGapNs: 480e3},
+				{Switch: "a0-0", Port: 2, Direction: "A->C", RateBps: 25e6, AchievedBps: 23e6, MeanGapNs: 520e3, IdealGapNs: 480e3},
+			}},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: 2 of 3 saturated link directions below 95% of their rate (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Judge(tt.in)
+			want := Report{Verdict: tt.wantVerdict, Reasons: tt.wantReasons, Inputs: tt.in}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("Judge (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestWorst(t *testing.T) {
+	tests := []struct{ a, b, want Verdict }{
+		{"", "", OK}, {"", WARN, WARN}, {OK, WARN, WARN}, {WARN, OK, WARN}, {WARN, FAIL, FAIL}, {FAIL, WARN, FAIL},
+	}
+	for _, tt := range tests {
+		if got := Worst(tt.a, tt.b); got != tt.want {
+			t.Errorf("Worst(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

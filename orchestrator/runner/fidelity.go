@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+)
+
+// judge gathers a finished run's fidelity inputs and gives its verdict.
+func judge(r *RunResult, cell *scenario.Cell, run *scenario.Run, cpu *fidelity.CPUStats) *fidelity.Report {
+	in := fidelity.Inputs{
+		CPU: cpu, Links: fidelity.SaturatedLinks(r.Ports), Pacing: fidelity.Pacing(r.Flows),
+		Drops: fidelity.UnexplainedDrops(r.Ports), OrderChecked: orderChecked(cell.Config, run),
+	}
+	for _, m := range r.Messages {
+		if m.Received != nil {
+			in.ReorderedSameEV += m.Received.ReorderedSameEV
+		}
+	}
+	rep := fidelity.Judge(in)
+	return &rep
+}
+
+// orderChecked reports whether an EV is one FIFO path in a run: every
+// layer hashes (ECMP; the other policies spread one EV over paths) and no
+// link goes down (rerouting around it moves an EV to another path).
+func orderChecked(cfg *scenario.Config, run *scenario.Run) bool {
+	for _, p := range cfg.Policy {
+		if p != scenario.ECMP {
+			return false
+		}
+	}
+	for _, a := range run.Timeline {
+		if a.Op == scenario.OpLinkDown {
+			return false
+		}
+	}
+	return true
+}
+
+// overallFidelity is the worst verdict of the runs that were judged; empty
+// when none was.
+func overallFidelity(runs []*RunResult) fidelity.Verdict {
+	var v fidelity.Verdict
+	for _, r := range runs {
+		if r.Fidelity != nil {
+			v = fidelity.Worst(v, r.Fidelity.Verdict)
+		}
+	}
+	return v
+}
+
+// fidelityFailed reports whether the verdicts fail the scenario: a FAIL
+// always, a WARN under --strict.
+func fidelityFailed(meta *RunMeta) bool {
+	return meta.Fidelity == fidelity.FAIL || (meta.Strict && meta.Fidelity == fidelity.WARN)
+}
+
+func fidelityError(meta *RunMeta) error {
+	if !fidelityFailed(meta) {
+		return nil
+	}
+	if meta.Fidelity == fidelity.WARN {
+		return fmt.Errorf("fidelity check: WARN, which --strict counts as a failure (see report.md, Fidelity)")
+	}
+	return fmt.Errorf("fidelity check: FAIL: the numbers do not reflect the emulated network (see report.md, Fidelity)")
+}
+
+// RunVerdict is one run's fidelity verdict in summary.json.
+type RunVerdict struct {
+	Cell       string           `json:"cell"`
+	Repetition int              `json:"repetition"`
+	Verdict    fidelity.Verdict `json:"verdict"`
+	Reasons    []string         `json:"reasons,omitempty"`
+}
+
+// FidelitySummary is summary.json's fidelity: overall and per run.
+type FidelitySummary struct {
+	Verdict fidelity.Verdict `json:"verdict,omitempty"`
+	Strict  bool             `json:"strict,omitempty"`
+	Failed  bool             `json:"failed"` // the verdicts failed the scenario
+	Runs    []RunVerdict     `json:"runs"`
+}
+
+func fidelityOf(meta *RunMeta) FidelitySummary {
+	s := FidelitySummary{Verdict: meta.Fidelity, Strict: meta.Strict, Failed: fidelityFailed(meta)}
+	for _, r := range meta.Runs {
+		rv := RunVerdict{Cell: r.Cell, Repetition: r.Repetition, Verdict: "-"}
+		if r.Fidelity != nil {
+			rv.Verdict, rv.Reasons = r.Fidelity.Verdict, r.Fidelity.Reasons
+		}
+		s.Runs = append(s.Runs, rv)
+	}
+	return s
+}
+
+// writeFidelity renders report.md's Fidelity section.
+func writeFidelity(b *strings.Builder, f FidelitySummary) {
+	b.WriteString("\n## Fidelity\n\nDo the numbers reflect the emulated network, or the machine? ")
+	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders' pacing error above %.0f%%, or a saturated link below %.0f%% of its rate. ",
+		100*fidelity.MaxCPUSaturated, 100*fidelity.MaxPacingError, 100*fidelity.MinLinkRate)
+	b.WriteString("FAIL: packets reordered within one path (same EV, checked when every layer runs ECMP and no link fails), or lost with no configured cause.\n\n")
+	switch {
+	case f.Verdict == "":
+		b.WriteString("Overall: not judged (no run finished).\n")
+	case f.Failed && f.Verdict == fidelity.WARN:
+		fmt.Fprintf(b, "Overall: **%s**: the scenario **failed** (--strict counts WARN as a failure).\n", f.Verdict)
+	case f.Failed:
+		fmt.Fprintf(b, "Overall: **%s**: the scenario **failed**: its numbers do not reflect the emulated network.\n", f.Verdict)
+	default:
+		fmt.Fprintf(b, "Overall: **%s**.\n", f.Verdict)
+	}
+	if len(f.Runs) == 0 {
+		return
+	}
+	b.WriteString("\n| cell | repetition | verdict | reasons |\n|---|---|---|---|\n")
+	for _, r := range f.Runs {
+		reasons := "-"
+		if len(r.Reasons) > 0 {
+			reasons = strings.ReplaceAll(strings.Join(r.Reasons, "; "), "|", "/")
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", r.Cell, r.Repetition, r.Verdict, reasons)
+	}
+}
