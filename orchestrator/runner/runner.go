@@ -127,7 +127,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 cells:
 	for ci, cell := range sc.Cells {
 		progress(Progress{Cell: ci + 1, CellName: cell.Name, Status: "building", Runs: len(cell.Runs)})
-		results, err := runCell(ctx, cell, opt, func(r *RunResult, ri int) {
+		err := runCell(ctx, cell, opt, func(r *RunResult, ri int) {
 			done++
 			meta.Runs = append(meta.Runs, r)
 			byCell[cell.Name] = append(byCell[cell.Name], rowsOf(r))
@@ -140,7 +140,6 @@ cells:
 		}, func(ri int) {
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "running"})
 		})
-		_ = results
 		switch {
 		case ctx.Err() != nil:
 			meta.Interrupted = "interrupted (" + ctx.Err().Error() + ")"
@@ -184,7 +183,7 @@ func writeReportFile(dir string, meta *RunMeta, sum *Summary) error {
 
 // runCell builds the cell's lab, runs its repetitions and takes the lab
 // down again, whatever happens.
-func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished func(*RunResult, int), starting func(int)) (results []*RunResult, err error) {
+func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished func(*RunResult, int), starting func(int)) (err error) {
 	cfg := cell.Config
 	seed := uint64(1)
 	if len(cell.Runs) > 0 {
@@ -193,14 +192,14 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished fun
 	var st *lab.State
 	if opt.ReuseLab != "" {
 		if st, err = reuseLab(ctx, opt, cfg, seed); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		st, err = opt.Store.Up(ctx, opt.LabName, cfg.Topo(), lab.UpOptions{
 			TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("build lab: %w", err)
+			return fmt.Errorf("build lab: %w", err)
 		}
 		defer func() {
 			if derr := opt.Store.Down(opt.LabName); derr != nil {
@@ -211,18 +210,17 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished fun
 	paths := newPathMap(cfg, seed)
 	for ri, run := range cell.Runs {
 		if ctx.Err() != nil {
-			return results, nil
+			return nil
 		}
 		starting(ri)
 		r := runOnce(ctx, st, opt, cell, run)
 		r.paths = paths
-		results = append(results, r)
 		finished(r, ri)
 		if r.Status == StatusFailed {
-			return results, errors.New(r.Error)
+			return errors.New(r.Error)
 		}
 	}
-	return results, nil
+	return nil
 }
 
 // runOnce runs one repetition: agents up, messages released on time and
