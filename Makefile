@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ftlab/ftlab/internal/cli.Version=$(VERSION)
 DEMO_LAB ?= demo
 
-.PHONY: all build test test-unit bench generate demo lab-demo clean
+.PHONY: all build test test-unit bench generate demo lab-demo clean check
 
 all: build
 
@@ -26,12 +26,13 @@ test:
 test-unit:
 	$(GO) test -count=1 -short ./...
 
-# Benchmarks (root): fabric up/down for k = 4, 8, 16 against a bare
-# namespace+veth baseline measured in the same run.
+# Benchmarks (root), each figure against a baseline measured in the same
+# run: fabric up/down for k = 4, 8, 16, data plane and host agent packet
+# rates, per-program costs. `ftlab bench` prints the same as tables.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
 
-# Regenerates generated code (bpf2go bindings, once the data plane exists).
+# Regenerates the eBPF objects and their bpf2go bindings (needs clang-19).
 generate:
 	$(GO) generate ./...
 
@@ -56,3 +57,8 @@ lab-demo: build
 
 clean:
 	rm -rf bin
+
+# Paper checks (root): runs scenarios/paper/ and says whether each paper's
+# claim holds, scaled down; results under results/paper/.
+check: build
+	$(BIN) check

@@ -8,21 +8,12 @@ package switchd_test
 // accounting for work that runs in softirq.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"net"
-	"net/netip"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
@@ -191,145 +182,11 @@ func (c *rxCounter) read(tb testing.TB) rxCount {
 
 // ---- frames ----
 
-// udpFrame builds an Ethernet/IPv4/UDP frame of frameLen bytes (>= 42).
-func udpFrame(dstMAC, srcMAC net.HardwareAddr, src, dst netip.Addr, sport, dport uint16, frameLen int) []byte {
-	b := make([]byte, frameLen)
-	copy(b[0:6], dstMAC)
-	copy(b[6:12], srcMAC)
-	binary.BigEndian.PutUint16(b[12:], 0x0800)
-	ip := b[14:34]
-	ip[0] = 0x45
-	binary.BigEndian.PutUint16(ip[2:], uint16(frameLen-14))
-	binary.BigEndian.PutUint16(ip[6:], 0x4000) // DF
-	ip[8] = 64
-	ip[9] = unix.IPPROTO_UDP
-	s4, d4 := src.As4(), dst.As4()
-	copy(ip[12:16], s4[:])
-	copy(ip[16:20], d4[:])
-	binary.BigEndian.PutUint16(ip[10:], ^csumFold(csumAdd(0, ip)))
-	udp := b[34:]
-	binary.BigEndian.PutUint16(udp[0:], sport)
-	binary.BigEndian.PutUint16(udp[2:], dport)
-	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)))
-	for i := 8; i < len(udp); i++ {
-		udp[i] = byte(i)
-	}
-	var pseudo [12]byte
-	copy(pseudo[0:4], s4[:])
-	copy(pseudo[4:8], d4[:])
-	pseudo[9] = unix.IPPROTO_UDP
-	binary.BigEndian.PutUint16(pseudo[10:], uint16(len(udp)))
-	sum := ^csumFold(csumAdd(csumAdd(0, pseudo[:]), udp))
-	if sum == 0 {
-		sum = 0xffff
-	}
-	binary.BigEndian.PutUint16(udp[6:], sum)
-	return b
-}
-
-func csumAdd(s uint32, b []byte) uint32 {
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	return s
-}
-
-func csumFold(s uint32) uint16 {
-	for s > 0xffff {
-		s = s>>16 + s&0xffff
-	}
-	return uint16(s)
-}
-
 // ---- in-kernel generator ----
 
 // xdpMd is struct xdp_md, the context of an XDP test run.
 type xdpMd struct {
 	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
-}
-
-// xdpGen transmits a fixed frame out of a host's veth from inside the
-// kernel: BPF_PROG_RUN in live-frame mode runs a program that returns
-// XDP_TX with the host's interface as the ingress device, which the kernel
-// turns into a redirect out of that interface (veth ndo_xdp_xmit: the
-// frame lands in the edge switch port's receive ring, as if the host's NIC
-// had sent it). The program rewrites the 42 header bytes on every run:
-// live mode recycles pages without restoring them, and the switches
-// rewrite MACs and TTL in place on the way.
-type xdpGen struct {
-	prog    *ebpf.Program
-	frame   []byte
-	ns      string
-	ifindex int
-}
-
-func newXDPGen(tb testing.TB, l *lab, src, dst string, sport, dport uint16, frameLen int) *xdpGen {
-	tb.Helper()
-	self, peer := l.hostPort(tb, src)
-	s, _ := l.topo.Node(src)
-	d, _ := l.topo.Node(dst)
-	frame := udpFrame(peer.MAC, self.MAC, s.Addr, d.Addr, sport, dport, frameLen)
-	insns := asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R1, 0, asm.Word), // data
-		asm.LoadMem(asm.R3, asm.R1, 4, asm.Word), // data_end
-		asm.Mov.Reg(asm.R4, asm.R2),
-		asm.Add.Imm(asm.R4, 42),
-		asm.JGT.Reg(asm.R4, asm.R3, "out"),
-	}
-	for off := 0; off < 40; off += 4 {
-		insns = append(insns, asm.StoreImm(asm.R2, int16(off), int64(int32(binary.LittleEndian.Uint32(frame[off:]))), asm.Word))
-	}
-	insns = append(insns,
-		asm.StoreImm(asm.R2, 40, int64(binary.LittleEndian.Uint16(frame[40:])), asm.Half),
-		asm.Mov.Imm(asm.R0, 3).WithSymbol("out"), // XDP_TX
-		asm.Return(),
-	)
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL", Instructions: insns})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { prog.Close() })
-	return &xdpGen{prog: prog, frame: frame, ns: l.name(src), ifindex: l.ifindex(tb, src, self.Ifname)}
-}
-
-// run transmits until stop is closed: as fast as the kernel takes frames
-// when pps is 0, else paced to pps on average. It adds the frames it
-// produces to *count (some may be dropped at the first receive ring).
-func (g *xdpGen) run(stop <-chan struct{}, pps float64, count *atomic.Uint64) error {
-	var sent uint64
-	return nsutil.DoNamed(g.ns, func() error {
-		start := time.Now()
-		for {
-			select {
-			case <-stop:
-				return nil
-			default:
-			}
-			n := uint64(1 << 14)
-			if pps > 0 {
-				due := uint64(pps * time.Since(start).Seconds())
-				if due <= sent {
-					time.Sleep(time.Millisecond)
-					continue
-				}
-				n = min(due-sent, 1<<12)
-			}
-			_, err := g.prog.Run(&ebpf.RunOptions{
-				Data:    g.frame,
-				Repeat:  uint32(n),
-				Flags:   unix.BPF_F_TEST_XDP_LIVE_FRAMES,
-				Context: xdpMd{DataEnd: uint32(len(g.frame)), IngressIfindex: uint32(g.ifindex)},
-			})
-			if err != nil {
-				return fmt.Errorf("live-frame test run: %w", err)
-			}
-			sent += n
-			count.Add(n)
-		}
-	})
 }
 
 // ---- socket sender ----
@@ -381,115 +238,10 @@ func udpBlast(l *lab, src, dst string, sport, dport uint16, payload int, stop <-
 
 // ---- CPU accounting ----
 
-// cpuSample is CPU time consumed so far. The kernel here has tick-based
-// CPU accounting without CONFIG_IRQ_TIME_ACCOUNTING: a tick that hits
-// softirq work running in a task's context is charged both to that task
-// and to the softirq column of /proc/stat, so "process + softirq" would
-// count it twice. What the measured work costs is therefore taken as this
-// process's own CPU time (user + system, which includes the softirq work
-// it triggers inline) plus the ksoftirqd threads' (softirq work deferred
-// to them). The /proc/stat totals are kept as a cross-check.
-type cpuSample struct {
-	at        time.Time
-	self      time.Duration // getrusage(RUSAGE_SELF) user + system
-	ksoftirqd time.Duration // every ksoftirqd/N thread, user + system
-	busy      time.Duration // /proc/stat: all CPUs, everything but idle and iowait
-	softirq   time.Duration // /proc/stat: all CPUs, softirq column
-}
-
-// clockTick is USER_HZ, the unit of /proc/stat and /proc/PID/stat times.
-const clockTick = 10 * time.Millisecond
-
-func sampleCPU(tb testing.TB) cpuSample {
-	tb.Helper()
-	s := cpuSample{at: time.Now()}
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	for _, pid := range ksoftirqdPIDs(tb) {
-		b, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the ")" closing the command: state is field 3,
-		// utime field 14, stime field 15.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		ut, _ := strconv.ParseUint(f[11], 10, 64)
-		st, _ := strconv.ParseUint(f[12], 10, 64)
-		s.ksoftirqd += time.Duration(ut+st) * clockTick
-	}
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 9 || fields[0] != "cpu" {
-			continue
-		}
-		var v [8]uint64 // user nice system idle iowait irq softirq steal
-		for i := range v {
-			v[i], _ = strconv.ParseUint(fields[i+1], 10, 64)
-		}
-		s.busy = time.Duration(v[0]+v[1]+v[2]+v[5]+v[6]+v[7]) * clockTick
-		s.softirq = time.Duration(v[6]) * clockTick
-		break
-	}
-	return s
-}
-
 var (
 	ksoftirqdOnce sync.Once
 	ksoftirqdList []string
 )
-
-func ksoftirqdPIDs(tb testing.TB) []string {
-	ksoftirqdOnce.Do(func() {
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			if _, err := strconv.Atoi(e.Name()); err != nil {
-				continue
-			}
-			comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
-			if err == nil && strings.HasPrefix(string(comm), "ksoftirqd/") {
-				ksoftirqdList = append(ksoftirqdList, e.Name())
-			}
-		}
-	})
-	if len(ksoftirqdList) == 0 {
-		tb.Log("no ksoftirqd threads found: deferred softirq time is not counted")
-	}
-	return ksoftirqdList
-}
-
-// cpuUse is the difference of two samples.
-type cpuUse struct {
-	wall, self, ksoftirqd, busy, softirq time.Duration
-}
-
-func (a cpuSample) to(b cpuSample) cpuUse {
-	return cpuUse{wall: b.at.Sub(a.at), self: b.self - a.self, ksoftirqd: b.ksoftirqd - a.ksoftirqd,
-		busy: b.busy - a.busy, softirq: b.softirq - a.softirq}
-}
-
-// cpu is the CPU time attributed to the measured work.
-func (u cpuUse) cpu() time.Duration { return u.self + u.ksoftirqd }
-
-func (u cpuUse) String() string {
-	return fmt.Sprintf("wall %v: process %v + ksoftirqd %v = %.2f cores (machine busy %.2f cores, softirq column %.2f cores)",
-		u.wall.Round(time.Millisecond), u.self.Round(time.Millisecond), u.ksoftirqd.Round(time.Millisecond),
-		u.cpu().Seconds()/u.wall.Seconds(), u.busy.Seconds()/u.wall.Seconds(), u.softirq.Seconds()/u.wall.Seconds())
-}
 
 // ---- one port's link model and qdisc, side by side ----
 

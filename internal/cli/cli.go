@@ -89,7 +89,9 @@ be run on a real kernel.`,
 		a.compareCommand(),
 		a.cleanupCommand(),
 		a.validateCommand(),
+		a.checkCommand(),
 		a.versionCommand(),
+		a.benchCommand(),
 	)
 	return root
 }

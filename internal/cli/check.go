@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ftlab/ftlab/orchestrator/check"
+	"github.com/ftlab/ftlab/orchestrator/runner"
+)
+
+func (a *app) checkCommand() *cobra.Command {
+	var dir, results string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [name...]",
+		Short: "Run the paper checks: does a paper's claim hold in ftlab, scaled down?",
+		Long: `check runs the scenarios under scenarios/paper/ and, for each check (ofan,
+ordered-chaos, psn-path, rss-asymmetry; all when none is named), prints the
+paper's claim, how it was scaled down, ftlab's measurement, whether the claim
+HOLDS or DOES NOT HOLD, and the runs' fidelity verdict. A claim that does not
+hold is a finding and exits 0; only a check that could not run is an error.`,
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			checks, err := check.Lookup(args)
+			if err != nil {
+				return err
+			}
+			if agentStarter == nil {
+				return fmt.Errorf("this ftlab has no host agents built in")
+			}
+			b := Build()
+			opt := check.Options{Dir: dir, Runner: runner.Options{Store: a.store, LabName: "check", ResultsRoot: results,
+				Agents: agentStarter, Version: b.Version, Commit: b.Commit}}
+			if !asJSON {
+				opt.Before = func(c, sc string) { fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc) }
+			}
+			start := time.Now()
+			var out []check.Result
+			var errs []string
+			for _, c := range checks {
+				r, err := check.RunOne(cmd.Context(), c, opt)
+				if err != nil {
+					errs = append(errs, err.Error())
+					fmt.Fprintf(a.stderr, "check %s: %v\n", c.Name, err)
+					if cmd.Context().Err() != nil {
+						break
+					}
+					continue
+				}
+				out = append(out, r)
+			}
+			if asJSON {
+				if err := a.printJSON(struct {
+					Results []check.Result `json:"results"`
+					Errors  []string       `json:"errors,omitempty"`
+				}{out, errs}); err != nil {
+					return err
+				}
+			} else {
+				writeChecks(a.stdout, out)
+				fmt.Fprintf(a.stdout, "\n%d checks in %s\n", len(out), time.Since(start).Round(time.Second))
+			}
+			if len(errs) > 0 {
+				return fmt.Errorf("%d of %d checks could not be evaluated", len(errs), len(checks))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "scenarios/paper", "directory holding the paper scenarios")
+	cmd.Flags().StringVar(&results, "results", "results/paper", "directory under which each scenario's results are written")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+// writeChecks prints the summary table, then each check in full.
+func writeChecks(w io.Writer, rs []check.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tPAPER\tVERDICT\tFIDELITY")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Paper, verdictWord(r.Holds), r.Fidelity)
+	}
+	_ = tw.Flush()
+	for _, r := range rs {
+		fmt.Fprintf(w, "\n== %s: %s\n", r.Name, verdictWord(r.Holds))
+		fmt.Fprintf(w, "  paper's claim: %s (%s)\n", r.Claim, r.Paper)
+		fmt.Fprintf(w, "  scale-down:    %s\n", r.ScaleDown)
+		if r.Note != "" {
+			fmt.Fprintf(w, "  how judged:    %s\n", r.Note)
+		}
+		fmt.Fprintf(w, "  measured:      %s\n", strings.ReplaceAll(r.Measurement, " | ", "\n                 "))
+		fmt.Fprintf(w, "  fidelity:      %s\n", r.Fidelity)
+		if r.RunError != "" {
+			fmt.Fprintf(w, "  run reported:  %s\n", r.RunError)
+		}
+		fmt.Fprintf(w, "  results:       %s\n", strings.Join(r.Dirs, ", "))
+	}
+}
+
+func verdictWord(holds bool) string {
+	if holds {
+		return "HOLDS"
+	}
+	return "DOES NOT HOLD"
+}

@@ -1,0 +1,275 @@
+// Package bench measures ftlab against baselines taken in the same run:
+// fabric setup and teardown against bare namespaces and veths, the data
+// plane's forwarding rate per core against kernel IP forwarding, the host
+// agent's packet rate per core against a bare UDP loop, and memory per lab
+// and per flow. Every figure is a Row: value, baseline, ratio.
+//
+// Everything a run creates lives under a fresh namespace prefix
+// ("ftbench" + 8 hex digits + "-") and is removed when the run ends, also
+// on error or cancellation.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ftlab/ftlab/internal/bpffs"
+	"github.com/ftlab/ftlab/internal/nsutil"
+)
+
+// Sections in the order "all" runs them.
+var Sections = []string{"fabric", "dataplane", "agent", "memory"}
+
+// Options select sizes and durations.
+type Options struct {
+	// K lists fat-tree sizes for the fabric section (default 4, 8, 16).
+	K []int
+	// Quick shortens every measurement (k=4 only, one repetition, short
+	// windows) for smoke tests.
+	Quick bool
+	// Log, if set, receives progress lines.
+	Log io.Writer
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// Row is one figure against its baseline. Ratio is Value / Baseline.
+type Row struct {
+	Figure   string  `json:"figure"`
+	Value    float64 `json:"value"`
+	Baseline float64 `json:"baseline"`
+	Unit     string  `json:"unit"`
+	// BaselineName says what the baseline is.
+	BaselineName string  `json:"baseline_name"`
+	Ratio        float64 `json:"ratio"`
+	Note         string  `json:"note,omitempty"`
+}
+
+func row(figure, unit string, value, baseline float64, baseName string) Row {
+	r := Row{Figure: figure, Unit: unit, Value: value, Baseline: baseline, BaselineName: baseName}
+	if baseline != 0 {
+		r.Ratio = value / baseline
+	}
+	return r
+}
+
+// Section is one part of a report.
+type Section struct {
+	Name   string `json:"name"`
+	Method string `json:"method"`
+	Rows   []Row  `json:"rows"`
+}
+
+// Machine describes where the report was made.
+type Machine struct {
+	CPU    string    `json:"cpu"`
+	Cores  int       `json:"cores"`
+	Kernel string    `json:"kernel"`
+	Go     string    `json:"go"`
+	Date   time.Time `json:"date"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Machine  Machine   `json:"machine"`
+	Quick    bool      `json:"quick"`
+	Sections []Section `json:"sections"`
+}
+
+// MachineInfo reads the CPU model, core count and kernel release.
+func MachineInfo() Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Date: time.Now().UTC().Truncate(time.Second), CPU: "unknown"}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	return m
+}
+
+// Run runs the named sections ("all" for every one) and returns the report.
+// A section that fails ends the run with its error; the sections already
+// measured are returned with it.
+func Run(ctx context.Context, names []string, opt Options) (*Report, error) {
+	rep := &Report{Machine: MachineInfo(), Quick: opt.Quick}
+	var want []string
+	for _, n := range names {
+		if n == "all" {
+			want = append(want, Sections...)
+		} else {
+			want = append(want, n)
+		}
+	}
+	for _, n := range want {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		var s *Section
+		var err error
+		opt.logf("bench: %s", n)
+		switch n {
+		case "fabric":
+			s, err = Fabric(ctx, opt)
+		case "dataplane":
+			s, err = Dataplane(ctx, opt)
+		case "agent":
+			s, err = Agent(ctx, opt)
+		case "memory":
+			s, err = Memory(ctx, opt)
+		default:
+			return rep, fmt.Errorf("unknown section %q (want %s or all)", n, strings.Join(Sections, ", "))
+		}
+		if s != nil {
+			rep.Sections = append(rep.Sections, *s)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return rep, nil
+}
+
+// Markdown writes the report as markdown: machine info, then a table per
+// section.
+func (r *Report) Markdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ftlab bench\n\n")
+	fmt.Fprintf(&b, "- CPU: %s\n- Cores: %d\n- Kernel: %s\n- Go: %s\n- Date: %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.Go, r.Machine.Date.Format(time.RFC3339))
+	if r.Quick {
+		fmt.Fprintf(&b, "- Mode: quick (short windows, one repetition; indicative only)\n")
+	}
+	for _, s := range r.Sections {
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", s.Name, s.Method)
+		fmt.Fprintf(&b, "| figure | value | baseline | ratio |\n|---|---:|---:|---:|\n")
+		for _, x := range s.Rows {
+			fmt.Fprintf(&b, "| %s | %s %s | %s %s (%s) | %.4g |\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Text writes the report as aligned plain-text tables.
+func (r *Report) Text(w io.Writer) error {
+	fmt.Fprintf(w, "ftlab bench: %s, %d cores, kernel %s, %s, %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.Go, r.Machine.Date.Format(time.RFC3339))
+	for _, s := range r.Sections {
+		fmt.Fprintf(w, "\n[%s] %s\n", s.Name, s.Method)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FIGURE\tVALUE\tBASELINE\tRATIO")
+		for _, x := range s.Rows {
+			fmt.Fprintf(tw, "%s\t%s %s\t%s %s (%s)\t%.4g\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1e6 || v < 1e-3 && v > -1e-3:
+		return fmt.Sprintf("%.4g", v)
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.4g", v)
+	}
+}
+
+// ---- object lifetime ----
+
+// scope owns the objects of one measurement: a namespace prefix and bpffs
+// mounts. close removes them all.
+type scope struct {
+	prefix string
+	mounts []string
+	dirs   []string
+}
+
+func newScope() (*scope, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	return &scope{prefix: "ftbench" + hex.EncodeToString(b[:]) + "-"}, nil
+}
+
+// Prefix is the scope's namespace prefix.
+func (s *scope) Prefix() string { return s.prefix }
+
+func (s *scope) name(node string) string { return s.prefix + node }
+
+// pinRoot mounts a private bpffs for an eBPF data plane.
+func (s *scope) pinRoot() (string, error) {
+	dir, err := os.MkdirTemp("", "ftbench-bpf-")
+	if err != nil {
+		return "", err
+	}
+	s.dirs = append(s.dirs, dir)
+	if err := bpffs.Mount(dir); err != nil {
+		return "", err
+	}
+	s.mounts = append(s.mounts, dir)
+	return dir, nil
+}
+
+// close removes every namespace under the prefix, unmounts the bpffs
+// mounts and removes their directories.
+func (s *scope) close() error {
+	var errs []error
+	errs = append(errs, RemovePrefix(s.prefix))
+	for _, m := range s.mounts {
+		errs = append(errs, bpffs.Unmount(m))
+	}
+	for _, d := range s.dirs {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	s.mounts, s.dirs = nil, nil
+	return errors.Join(errs...)
+}
+
+// RemovePrefix deletes every network namespace whose name starts with
+// prefix.
+func RemovePrefix(prefix string) error {
+	left, err := nsutil.List(prefix)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ns := range left {
+		errs = append(errs, nsutil.Delete(ns))
+	}
+	return errors.Join(errs...)
+}
+
+// Leftovers lists namespaces of any bench run still present (runs that
+// were killed before they could clean up).
+func Leftovers() ([]string, error) { return nsutil.List("ftbench") }

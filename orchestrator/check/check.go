@@ -1,0 +1,304 @@
+// Package check runs ftlab's paper checks: small scenarios under
+// scenarios/paper/ that test a claim of a paper (Ofan, Ordered Chaos,
+// PSN-PATH) at a scale one machine can emulate, and says whether the
+// claim holds in ftlab's measurements. A claim that does not hold is a
+// finding, reported with its data, not an error.
+package check
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+)
+
+// Run is one finished scenario run of a check.
+type Run struct {
+	Dir      string
+	Scenario *scenario.Scenario
+	Summary  *runner.Summary
+}
+
+// Check is one paper claim and how to test it.
+type Check struct {
+	Name      string   `json:"name"`
+	Paper     string   `json:"paper"`
+	Claim     string   `json:"claim"`
+	ScaleDown string   `json:"scale_down"`
+	Scenarios []string `json:"scenarios"` // file names under the paper scenarios directory
+	// Note says what the check could not do as the paper did.
+	Note     string                            `json:"note,omitempty"`
+	Evaluate func(runs []Run) (Outcome, error) `json:"-"`
+}
+
+// Checks are the shipped paper checks, in order.
+var Checks = []Check{
+	{
+		Name:  "ofan",
+		Paper: "Ofan Fig. 3, Fig. 4",
+		Claim: "as the permutation message grows (64 KiB to 4 MiB), max and mean queue per stage stay flat for Ofan and pOfan " +
+			"while ECMP, random and AR grow; Ofan's downlink stages are balanced",
+		ScaleDown: "k=4 fat tree at 50 Mbit/s (4 MiB buffers), inter-pod permutation of 64 KiB and 4 MiB, transport ecmp, 1 seed",
+		Scenarios: []string{"ofan-queues.yaml"},
+		Note: fmt.Sprintf("flat: worst max backlog over E->A..A->E grows at most x%.0f (or by < %d B); grows: at least x%.0f; balanced: busiest downlink port <= %.2f x mean packets",
+			FlatFactor, FlatSlack, GrowFactor, BalancedShare),
+		Evaluate: func(runs []Run) (Outcome, error) {
+			return EvalOfan(runs[0].Summary, "64KiB", "4MiB", []string{"ofan", "pofan"}, []string{"ecmp", "random", "ar"})
+		},
+	},
+	{
+		Name:  "ordered-chaos",
+		Paper: "Ordered Chaos (RSS+PFLD), incast and tornado with corruption",
+		Claim: "8:1 incast and tornado with corruption drops: RSS+PFLD's p99 FCT below RSS with RTO only and below ECMP; " +
+			"RTOs at least 90% fewer than ECMP; retransmissions equal drops (no spurious ones)",
+		ScaleDown: "k=4 fat tree at 50 Mbit/s, 512 KiB messages, corruption 1e-3 on every fabric link (paper: 5e-5 at 400 Gbit/s), 2 seeds",
+		Scenarios: []string{"oc-incast.yaml", "oc-tornado.yaml"},
+		Note:      "retx equal drops is judged as: no spurious retransmissions and needed retransmissions <= switch drops (drops of ACKs need no retransmission)",
+		Evaluate: func(runs []Run) (Outcome, error) {
+			var ms []string
+			holds := true
+			for _, r := range runs {
+				o, err := EvalOrderedChaos(r.Summary)
+				if err != nil {
+					return Outcome{}, err
+				}
+				ms = append(ms, strings.TrimPrefix(r.Summary.Scenario, "paper-oc-")+": "+o.Measurement)
+				holds = holds && o.Holds
+			}
+			return Outcome{Measurement: strings.Join(ms, " | "), Holds: holds}, nil
+		},
+	},
+	{
+		Name:      "psn-path",
+		Paper:     "PSN-PATH section 7.2",
+		Claim:     "redundant retransmissions at or below 1% (paper: 0.8%) with cross-path reordering and loss, against a global-gap NACK receiver",
+		ScaleDown: "k=4 fat tree at 50 Mbit/s, a0-1 at 12.5 Mbit/s (cross-path delay differences), 2 agg-core links corrupting 1e-2, all-to-all of 64 KiB, 2 seeds",
+		Scenarios: []string{"psnpath-redundant.yaml"},
+		Note: "the gapnack baseline (hostagent/scheme) is not a transport the scenario schema accepts " +
+			"(scenario.Transports), so the global-gap NACK comparison cannot be run; rss+pfld and rps are shown instead",
+		Evaluate: func(runs []Run) (Outcome, error) { return EvalPSNPath(runs[0].Summary) },
+	},
+	{
+		Name:      "rss-asymmetry",
+		Paper:     "Ordered Chaos V-A (RSS under asymmetry)",
+		Claim:     "the degraded path's share of subflows converges to its capacity share",
+		ScaleDown: "k=4 fat tree at 50 Mbit/s with every a0-1 link at 12.5 Mbit/s (capacity share 20%), tornado of 2 MiB, RSS sigma=16, 2 seeds",
+		Scenarios: []string{"rss-asymmetry.yaml"},
+		Note: fmt.Sprintf("subflows of flows to or from pod 0; a subflow is on the degraded path when its EV hashes to the source edge's uplink towards aggregation index 1; "+
+			"start = first EV, end = last EV; holds within +-%.0f points", 100*ShareTolerance),
+		Evaluate: func(runs []Run) (Outcome, error) {
+			samples, err := degradedSamples(runs[0], "a0-1")
+			if err != nil {
+				return Outcome{}, err
+			}
+			return EvalAsymmetry(samples, 12.5/(50+12.5))
+		},
+	},
+}
+
+// Lookup returns the named checks (all when names is empty).
+func Lookup(names []string) ([]Check, error) {
+	if len(names) == 0 {
+		return Checks, nil
+	}
+	var out []Check
+	for _, n := range names {
+		found := false
+		for _, c := range Checks {
+			if c.Name == n {
+				out, found = append(out, c), true
+			}
+		}
+		if !found {
+			var all []string
+			for _, c := range Checks {
+				all = append(all, c.Name)
+			}
+			return nil, fmt.Errorf("unknown check %q (checks: %s)", n, strings.Join(all, ", "))
+		}
+	}
+	return out, nil
+}
+
+// Result is one check's outcome.
+type Result struct {
+	Check
+	Outcome
+	Fidelity string   `json:"fidelity"` // worst verdict of the check's runs
+	Dirs     []string `json:"results"`
+	// RunError is what a run reported besides its results (e.g. a
+	// fidelity FAIL); the check is still evaluated on the results.
+	RunError string `json:"run_error,omitempty"`
+}
+
+// Options configure RunChecks.
+type Options struct {
+	Dir    string // the paper scenarios directory
+	Runner runner.Options
+	// Before is told about each scenario before it runs.
+	Before func(check, scenario string)
+}
+
+var verdictRank = map[string]int{"": 0, "OK": 1, "WARN": 2, "FAIL": 3}
+
+// RunOne runs a check's scenarios and evaluates its claim. An error means
+// the check could not be evaluated.
+func RunOne(ctx context.Context, c Check, opt Options) (Result, error) {
+	res := Result{Check: c}
+	var runs []Run
+	var runErrs []string
+	for _, f := range c.Scenarios {
+		path := filepath.Join(opt.Dir, f)
+		sc, err := scenario.Load(path)
+		if err != nil {
+			return res, err
+		}
+		if opt.Before != nil {
+			opt.Before(c.Name, sc.Name)
+		}
+		dir, sum, err := runner.Run(ctx, sc, opt.Runner)
+		if dir != "" {
+			res.Dirs = append(res.Dirs, dir)
+		}
+		if sum == nil {
+			if err == nil {
+				err = errors.New("no summary")
+			}
+			return res, fmt.Errorf("%s: %w", path, err)
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if err != nil {
+			runErrs = append(runErrs, err.Error())
+		}
+		if v := string(sum.Fidelity.Verdict); verdictRank[v] > verdictRank[res.Fidelity] {
+			res.Fidelity = v
+		}
+		runs = append(runs, Run{Dir: dir, Scenario: sc, Summary: sum})
+	}
+	res.RunError = strings.Join(runErrs, "; ")
+	o, err := c.Evaluate(runs)
+	if err != nil {
+		return res, fmt.Errorf("check %s: %w", c.Name, err)
+	}
+	res.Outcome = o
+	return res, nil
+}
+
+// degradedSamples reads a run's subflows.csv and marks each EV whose
+// first-hop uplink leads towards the degraded aggregation switch's index
+// (in a fat tree, uplink towards aggregation index i reaches the
+// destination pod through its aggregation switch i). Only flows to or from
+// the degraded switch's pod count.
+func degradedSamples(r Run, degraded string) ([]SubflowSample, error) {
+	if len(r.Scenario.Cells) == 0 {
+		return nil, errors.New("scenario has no cells")
+	}
+	t := r.Scenario.Cells[0].Config.Topo()
+	if t == nil {
+		return nil, errors.New("scenario has no topology")
+	}
+	deg, ok := t.Node(degraded)
+	if !ok {
+		return nil, fmt.Errorf("no switch %s", degraded)
+	}
+	f, err := os.Open(filepath.Join(r.Dir, runner.SubflowsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseSubflows(f, t, deg)
+}
+
+// parseSubflows turns subflows.csv into samples; see degradedSamples.
+func parseSubflows(rd io.Reader, t *topology.Topology, deg *topology.Node) ([]SubflowSample, error) {
+	byAddr := map[string]*topology.Node{}
+	for i := range t.Nodes {
+		byAddr[t.Nodes[i].Addr.String()] = &t.Nodes[i]
+	}
+	node := func(s string) (*topology.Node, bool) {
+		if n, ok := byAddr[s]; ok {
+			return n, true
+		}
+		return t.Node(s)
+	}
+	// uplinkAgg: for a host, its edge switch's uplink index -> aggregation Index.
+	uplinkAgg := func(host *topology.Node, uplink int) (int, bool) {
+		if len(host.Ports) == 0 {
+			return 0, false
+		}
+		edge, ok := t.Node(t.Peer(host.Ports[0]).Node)
+		if !ok {
+			return 0, false
+		}
+		i := 0
+		for _, p := range edge.Ports {
+			peer, ok := t.Node(t.Peer(p).Node)
+			if !ok || peer.Role.Tier() <= edge.Role.Tier() {
+				continue
+			}
+			if i == uplink {
+				return peer.Index, true
+			}
+			i++
+		}
+		return 0, false
+	}
+	cr := csv.NewReader(rd)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("subflows.csv: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, need := range []string{"repetition", "host", "peer", "flow", "subflow", "at_ns", "uplink"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("subflows.csv: no column %s", need)
+		}
+	}
+	var out []SubflowSample
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("subflows.csv: %w", err)
+		}
+		host, ok1 := node(rec[col["host"]])
+		peer, ok2 := node(rec[col["peer"]])
+		if !ok1 || !ok2 || (host.Pod != deg.Pod && peer.Pod != deg.Pod) || host.Pod == peer.Pod {
+			continue
+		}
+		up, err1 := strconv.Atoi(rec[col["uplink"]])
+		at, err2 := strconv.ParseInt(rec[col["at_ns"]], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("subflows.csv: bad row %v", rec)
+		}
+		if up < 0 {
+			continue
+		}
+		agg, ok := uplinkAgg(host, up)
+		if !ok {
+			continue
+		}
+		out = append(out, SubflowSample{
+			Subflow:  strings.Join([]string{rec[col["repetition"]], rec[col["host"]], rec[col["flow"]], rec[col["subflow"]]}, "/"),
+			AtNs:     at,
+			Degraded: agg == deg.Index,
+		})
+	}
+	return out, nil
+}
