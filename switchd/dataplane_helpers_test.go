@@ -16,9 +16,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/orchestrator/bench"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
@@ -82,111 +80,39 @@ func (l *lab) hostPort(tb testing.TB, host string) (self, peer *topology.Endpoin
 	return l.topo.Links[n.Ports[0].Link].End(n.Ports[0].Side), l.topo.Peer(n.Ports[0])
 }
 
-// ifindex resolves an interface name inside a node's namespace.
-func (l *lab) ifindex(tb testing.TB, node, ifname string) int {
-	tb.Helper()
-	var idx int
-	err := nsutil.DoNamed(l.name(node), func() error {
-		nl, err := netlink.LinkByName(ifname)
-		if err != nil {
-			return err
-		}
-		idx = nl.Attrs().Index
-		return nil
-	})
-	if err != nil {
-		tb.Fatalf("%s/%s: %v", node, ifname, err)
-	}
-	return idx
-}
-
 // ---- receive counter ----
 
-// rxCounter counts packets and frame bytes arriving on host veths and
-// drops them: no socket is needed (a socket reader would be the
-// bottleneck) and nothing is answered (no ICMP goes back into the fabric).
-type rxCounter struct {
-	m    *ebpf.Map
-	prog *ebpf.Program
-}
+// rxCounter is bench.RxCounter with test failures and cleanup.
+type rxCounter struct{ *bench.RxCounter }
 
 type rxCount struct{ Packets, Bytes uint64 }
 
 func newRxCounter(tb testing.TB) *rxCounter {
 	tb.Helper()
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 16, MaxEntries: 1})
+	c, err := bench.NewRxCounter()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { m.Close() })
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Type:    ebpf.XDP,
-		License: "GPL",
-		Instructions: asm.Instructions{
-			asm.FnXdpGetBuffLen.Call(), // r0 = frame length
-			asm.Mov.Reg(asm.R7, asm.R0),
-			asm.StoreImm(asm.RFP, -4, 0, asm.Word),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, -4),
-			asm.LoadMapPtr(asm.R1, m.FD()),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "out"),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-			asm.Add.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
-			asm.Add.Reg(asm.R1, asm.R7),
-			asm.StoreMem(asm.R0, 8, asm.R1, asm.DWord),
-			asm.Mov.Imm(asm.R0, 1).WithSymbol("out"), // XDP_DROP
-			asm.Return(),
-		},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { prog.Close() })
-	return &rxCounter{m: m, prog: prog}
+	tb.Cleanup(c.Close)
+	return &rxCounter{c}
 }
 
-// attach puts the counter on a host's interface (native XDP, which also
-// gives the veth the NAPI that XDP redirects into it need).
+// attach puts the counter on a host's interface.
 func (c *rxCounter) attach(tb testing.TB, l *lab, host string) {
 	tb.Helper()
 	self, _ := l.hostPort(tb, host)
-	idx := l.ifindex(tb, host, self.Ifname)
-	var lk link.Link
-	err := nsutil.DoNamed(l.name(host), func() error {
-		var err error
-		lk, err = link.AttachXDP(link.XDPOptions{Program: c.prog, Interface: idx, Flags: link.XDPDriverMode})
-		return err
-	})
-	if err != nil {
+	if err := c.Attach(l.name(host), self.Ifname); err != nil {
 		tb.Fatalf("attach rx counter to %s: %v", host, err)
 	}
-	tb.Cleanup(func() { _ = lk.Close() })
 }
 
 func (c *rxCounter) read(tb testing.TB) rxCount {
 	tb.Helper()
-	var per []rxCount
-	if err := c.m.Lookup(uint32(0), &per); err != nil {
+	p, b, err := c.Read()
+	if err != nil {
 		tb.Fatal(err)
 	}
-	var s rxCount
-	for _, v := range per {
-		s.Packets += v.Packets
-		s.Bytes += v.Bytes
-	}
-	return s
-}
-
-// ---- frames ----
-
-// ---- in-kernel generator ----
-
-// xdpMd is struct xdp_md, the context of an XDP test run.
-type xdpMd struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
+	return rxCount{p, b}
 }
 
 // ---- socket sender ----

@@ -18,11 +18,13 @@ import (
 )
 
 // RxCounter is an XDP program that counts the packets and bytes arriving
-// on an interface and drops them, so no socket limits the measurement.
+// on interfaces and drops them, so no socket limits the measurement and
+// nothing is answered back into the fabric. Native XDP also gives a veth
+// the NAPI that XDP redirects into it need.
 type RxCounter struct {
-	m    *ebpf.Map
-	prog *ebpf.Program
-	lk   link.Link
+	m     *ebpf.Map
+	prog  *ebpf.Program
+	links []link.Link // one per Attach
 }
 
 // NewRxCounter loads the counter; Attach puts it on an interface.
@@ -59,15 +61,20 @@ func NewRxCounter() (*RxCounter, error) {
 	return &RxCounter{m: m, prog: prog}, nil
 }
 
-// Attach attaches the counter in native mode to ifname in namespace ns.
+// Attach attaches the counter in native mode to ifname in namespace ns;
+// one counter may count on several interfaces.
 func (c *RxCounter) Attach(ns, ifname string) error {
 	return nsutil.DoNamed(ns, func() error {
 		nl, err := netlink.LinkByName(ifname)
 		if err != nil {
 			return err
 		}
-		c.lk, err = link.AttachXDP(link.XDPOptions{Program: c.prog, Interface: nl.Attrs().Index, Flags: link.XDPDriverMode})
-		return err
+		lk, err := link.AttachXDP(link.XDPOptions{Program: c.prog, Interface: nl.Attrs().Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return err
+		}
+		c.links = append(c.links, lk)
+		return nil
 	})
 }
 
@@ -86,8 +93,8 @@ func (c *RxCounter) Read() (packets, bytes uint64, err error) {
 
 // Close detaches and unloads the counter.
 func (c *RxCounter) Close() {
-	if c.lk != nil {
-		_ = c.lk.Close()
+	for _, lk := range c.links {
+		_ = lk.Close()
 	}
 	c.prog.Close()
 	c.m.Close()
