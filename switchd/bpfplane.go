@@ -95,18 +95,21 @@ func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables ma
 	return g.Wait()
 }
 
-// portLinks maps a node's port numbers to its interfaces.
-func portLinks(h *netlink.Handle, t *topology.Topology, n *topology.Node) ([]netlink.Link, error) {
-	out := make([]netlink.Link, len(n.Ports))
+// openPorts opens a netlink handle in the calling thread's namespace and
+// maps the node's port numbers to its interfaces. The caller closes h.
+func openPorts(t *topology.Topology, n *topology.Node) (h *netlink.Handle, links []netlink.Link, err error) {
+	if h, err = netlink.NewHandle(); err != nil {
+		return nil, nil, err
+	}
+	links = make([]netlink.Link, len(n.Ports))
 	for i, p := range n.Ports {
 		ep := t.Links[p.Link].End(p.Side)
-		l, err := h.LinkByName(ep.Ifname)
-		if err != nil {
-			return nil, fmt.Errorf("port %d (%s): %w", i, ep.Ifname, err)
+		if links[i], err = h.LinkByName(ep.Ifname); err != nil {
+			h.Close()
+			return nil, nil, fmt.Errorf("port %d (%s): %w", i, ep.Ifname, err)
 		}
-		out[i] = l
 	}
-	return out, nil
+	return h, links, nil
 }
 
 // egress returns the parameters of the direction leaving a node's port.
@@ -122,15 +125,11 @@ func egress(t *topology.Topology, p topology.PortRef) (topology.LinkParams, int)
 // cannot send faster than its link); in line-rate mode it only makes sure
 // no shaping is left (the fabric already turned GRO on for NAPI).
 func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
-	h, err := netlink.NewHandle()
+	h, links, err := openPorts(t, n)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	links, err := portLinks(h, t, n)
-	if err != nil {
-		return err
-	}
 	if cfg.Mode != ModeShaped {
 		// A lab reprogrammed from shaped to line rate loses its shaping.
 		return shaping.Remove(h, links[0])
@@ -143,15 +142,11 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if tab == nil {
 		return errors.New("no routing table")
 	}
-	h, err := netlink.NewHandle()
+	h, links, err := openPorts(t, n)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	links, err := portLinks(h, t, n)
-	if err != nil {
-		return err
-	}
 	pipes := cfg.pipesOf(n)
 	mode := bpf.ModeLineRate
 	if cfg.Mode == ModeShaped {
