@@ -5,7 +5,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,23 +14,6 @@ import (
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/routing"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestBadFlags(t *testing.T) {
 	for _, tt := range []struct {
@@ -78,7 +60,7 @@ func TestListenSend(t *testing.T) {
 	dst, _ := topo.Node("h1-0-1")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var lout, lerr syncBuffer
+	var lout, lerr testlab.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"listen", "--netns", name("h1-0-1")}, strings.NewReader(""), &lout, &lerr)

@@ -15,6 +15,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/internal/testlab"
 )
 
 // memNet is an in-memory network of memConns: lossless, instant, FIFO.
@@ -295,8 +296,8 @@ func TestBadInput(t *testing.T) {
 func TestEndOfInputStops(t *testing.T) {
 	var n memNet
 	conn := n.conn(t, "10.0.0.2")
-	pr, pw := newPipe()
-	var out syncBuffer
+	pr, pw := io.Pipe()
+	var out testlab.SyncBuffer
 	done := make(chan error)
 	go func() { done <- agent.Serve(context.Background(), pr, &out, agent.Options{Conn: conn}) }()
 	_, _ = pw.Write([]byte(`{"cmd":"stats"}` + "\n"))
@@ -310,9 +311,9 @@ func TestEndOfInputStops(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw = newPipe()
+	pr, pw = io.Pipe()
 	defer pw.Close()
-	out = syncBuffer{}
+	out.Reset()
 	go func() { done <- agent.Serve(ctx, pr, &out, agent.Options{Conn: n.conn(t, "10.0.0.3")}) }()
 	time.Sleep(20 * time.Millisecond)
 	cancel()
@@ -322,23 +323,4 @@ func TestEndOfInputStops(t *testing.T) {
 	if !strings.Contains(out.String(), `"final":true`) {
 		t.Fatalf("no final stats after cancel:\n%s", out.String())
 	}
-}
-
-func newPipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
