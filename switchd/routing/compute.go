@@ -118,3 +118,23 @@ func grid(x, y, z int) [][][]bool {
 	}
 	return g
 }
+
+// tables builds every switch's table with build, handing it the switch's
+// downlink and uplink ports.
+func (f *fabric) tables(build func(n *topology.Node, down, up []port) (*Table, error)) (map[string]*Table, error) {
+	tables := make(map[string]*Table)
+	for _, n := range f.top.Switches() {
+		ports, err := f.ports(n)
+		if err != nil {
+			return nil, err
+		}
+		down, up, err := split(n, ports)
+		if err != nil {
+			return nil, err
+		}
+		if tables[n.Name], err = build(n, down, up); err != nil {
+			return nil, err
+		}
+	}
+	return tables, nil
+}

@@ -53,30 +53,17 @@ func (f *fabric) fatTree() (map[string]*Table, error) {
 		}
 	}
 
-	tables := make(map[string]*Table)
-	for _, n := range f.top.Switches() {
-		ports, err := f.ports(n)
-		if err != nil {
-			return nil, err
-		}
-		down, up, err := split(n, ports)
-		if err != nil {
-			return nil, err
-		}
-		var t *Table
+	return f.tables(func(n *topology.Node, down, up []port) (*Table, error) {
 		switch n.Role {
 		case topology.RoleEdge:
-			t = ft.edge(n, down, up)
+			return ft.edge(n, down, up), nil
 		case topology.RoleAgg:
-			t = ft.agg(n, down, up)
+			return ft.agg(n, down, up), nil
 		case topology.RoleCore:
-			t = ft.core(n, down)
-		default:
-			return nil, fmt.Errorf("routing: %s: role %s in a fat tree", n.Name, n.Role)
+			return ft.core(n, down), nil
 		}
-		tables[n.Name] = t
-	}
-	return tables, nil
+		return nil, fmt.Errorf("routing: %s: role %s in a fat tree", n.Name, n.Role)
+	})
 }
 
 // aggReaches reports whether a<p>-<a> can still deliver to edge e<q>-<f>

@@ -27,16 +27,7 @@ func (f *fabric) leafSpine() (map[string]*Table, error) {
 		leafSpine[a.Edge][b.Index] = f.alive(l.ID)
 	}
 
-	tables := make(map[string]*Table)
-	for _, n := range f.top.Switches() {
-		ports, err := f.ports(n)
-		if err != nil {
-			return nil, err
-		}
-		down, up, err := split(n, ports)
-		if err != nil {
-			return nil, err
-		}
+	return f.tables(func(n *topology.Node, down, up []port) (*Table, error) {
 		var b *builder
 		switch n.Role {
 		case topology.RoleLeaf:
@@ -60,9 +51,8 @@ func (f *fabric) leafSpine() (map[string]*Table, error) {
 		default:
 			return nil, fmt.Errorf("routing: %s: role %s in a leaf-spine", n.Name, n.Role)
 		}
-		tables[n.Name] = b.finish()
-	}
-	return tables, nil
+		return b.finish(), nil
+	})
 }
 
 func prefixOf(a netip.Addr, bits int) netip.Prefix { return netip.PrefixFrom(a, bits) }
