@@ -167,7 +167,11 @@ rss+pfld on both ends) and prints each delivered, fully verified message.`,
 			if err != nil {
 				return err
 			}
-			h, err := start(cmd.Context(), opts, cfg)
+			// The agent does not share the command's context: an interrupt
+			// stops it through the protocol instead, so it ends cleanly and
+			// still reports its final counts rather than ending with
+			// "context canceled" when the cancellation reaches it first.
+			h, err := start(context.WithoutCancel(cmd.Context()), opts, cfg)
 			if err != nil {
 				return err
 			}
