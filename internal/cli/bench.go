@@ -17,6 +17,7 @@ import (
 func (a *app) benchCommand() *cobra.Command {
 	var ks string
 	var quick, asJSON bool
+	var reps int
 	var out string
 	cmd := &cobra.Command{
 		Use:   "bench [fabric|dataplane|agent|memory|all]",
@@ -25,7 +26,8 @@ func (a *app) benchCommand() *cobra.Command {
 the data plane's packets per second per core against kernel IP forwarding, the
 host agent's packet rate per core against a bare UDP loop, and memory per lab
 and per flow. Every figure is reported with its baseline and their ratio, as a
-table (markdown with --out) or JSON. Everything it creates lives under a fresh
+table (markdown with --out) or JSON. Memory figures are measured --repetitions
+times and reported as the median with the min, max and relative spread. Everything it creates lives under a fresh
 "ftbench<hex>-" namespace prefix and is removed, also on error or Ctrl-C.`,
 		Args:        cobra.MaximumNArgs(1),
 		ValidArgs:   append(append([]string{}, bench.Sections...), "all"),
@@ -35,7 +37,10 @@ table (markdown with --out) or JSON. Everything it creates lives under a fresh
 			if len(args) == 1 {
 				section = args[0]
 			}
-			opt := bench.Options{Quick: quick, Log: a.stderr}
+			if reps < 0 {
+				return fmt.Errorf("--repetitions: %d is negative", reps)
+			}
+			opt := bench.Options{Quick: quick, Repetitions: reps, Log: a.stderr}
 			if cmd.Flags().Changed("k") {
 				for _, f := range strings.Split(ks, ",") {
 					k, err := strconv.Atoi(strings.TrimSpace(f))
@@ -71,6 +76,7 @@ table (markdown with --out) or JSON. Everything it creates lives under a fresh
 	}
 	cmd.Flags().StringVar(&ks, "k", "4,8,16", "fat-tree sizes for the fabric section, comma-separated")
 	cmd.Flags().BoolVar(&quick, "quick", false, "short windows, k=4 only, one repetition (smoke test)")
+	cmd.Flags().IntVar(&reps, "repetitions", 0, fmt.Sprintf("measure each memory figure this many times and report the median, min and max (0: %d, or 1 with --quick)", bench.DefaultRepetitions))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&out, "out", "", "also write the report as markdown to this file")
 	return cmd

@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,8 +41,28 @@ type Options struct {
 	// Quick shortens every measurement (k=4 only, one repetition, short
 	// windows) for smoke tests.
 	Quick bool
+	// Repetitions is how many times the memory section measures each
+	// figure; it reports the median with the min and max. 0 means the
+	// default: DefaultRepetitions, or 1 with Quick.
+	Repetitions int
 	// Log, if set, receives progress lines.
 	Log io.Writer
+}
+
+// DefaultRepetitions is the memory section's repetition count unless
+// Options.Repetitions or Quick says otherwise.
+const DefaultRepetitions = 3
+
+// repetitions is the number of repetitions the options ask for.
+func (o Options) repetitions() int {
+	switch {
+	case o.Repetitions > 0:
+		return o.Repetitions
+	case o.Quick:
+		return 1
+	default:
+		return DefaultRepetitions
+	}
 }
 
 func (o Options) logf(format string, args ...any) {
@@ -59,6 +81,82 @@ type Row struct {
 	BaselineName string  `json:"baseline_name"`
 	Ratio        float64 `json:"ratio"`
 	Note         string  `json:"note,omitempty"`
+	// Spread, set for figures measured more than once (even if only once
+	// in a quick run), says how they varied; Value and Baseline are then
+	// the medians and Ratio is Value / Baseline of the medians.
+	Spread *Spread `json:"spread,omitempty"`
+}
+
+// Spread summarises repeated measurements of one figure.
+type Spread struct {
+	// N is the number of measurements.
+	N int `json:"n"`
+	// Min and Max bound the measured values; BaselineMin and BaselineMax
+	// the baselines; RatioMin and RatioMax the ratio of each
+	// measurement to the baseline taken in the same repetition.
+	Min         float64 `json:"min"`
+	Max         float64 `json:"max"`
+	BaselineMin float64 `json:"baseline_min"`
+	BaselineMax float64 `json:"baseline_max"`
+	RatioMin    float64 `json:"ratio_min"`
+	RatioMax    float64 `json:"ratio_max"`
+	// Rel is (Max - Min) / |median value|, 0 when the median is 0: the
+	// relative spread of the value.
+	Rel float64 `json:"rel"`
+}
+
+// rowOf makes a Row from repeated measurements: values[i] and
+// baselines[i] were taken in the same repetition. It panics if the slices
+// are empty or of different lengths.
+func rowOf(figure, unit string, values, baselines []float64, baseName string) Row {
+	if len(values) == 0 || len(values) != len(baselines) {
+		panic(fmt.Sprintf("bench: rowOf %q: %d values, %d baselines", figure, len(values), len(baselines)))
+	}
+	r := row(figure, unit, median(values), median(baselines), baseName)
+	sp := &Spread{N: len(values),
+		Min: slices.Min(values), Max: slices.Max(values),
+		BaselineMin: slices.Min(baselines), BaselineMax: slices.Max(baselines)}
+	ratios := make([]float64, 0, len(values))
+	for i, v := range values {
+		if baselines[i] != 0 {
+			ratios = append(ratios, v/baselines[i])
+		}
+	}
+	if len(ratios) > 0 {
+		sp.RatioMin, sp.RatioMax = slices.Min(ratios), slices.Max(ratios)
+	}
+	if r.Value != 0 {
+		sp.Rel = (sp.Max - sp.Min) / math.Abs(r.Value)
+	}
+	r.Spread = sp
+	return r
+}
+
+// median is the middle value of xs (the mean of the two middle values
+// for an even count); xs is not modified.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// hasSpread reports whether any row of s carries a Spread.
+func (s Section) hasSpread() bool {
+	return slices.ContainsFunc(s.Rows, func(r Row) bool { return r.Spread != nil })
+}
+
+// spreadCells renders a row's spread as "n", "min–max unit" and "±rel %"
+// cells ("", "", "" without one).
+func (x Row) spreadCells() (n, rng, rel string) {
+	if x.Spread == nil {
+		return "", "", ""
+	}
+	sp := x.Spread
+	return fmt.Sprint(sp.N), fmt.Sprintf("%s–%s %s", num(sp.Min), num(sp.Max), x.Unit), fmt.Sprintf("%.1f %%", 100*sp.Rel)
 }
 
 func row(figure, unit string, value, baseline float64, baseName string) Row {
@@ -165,9 +263,17 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", s.Name, s.Method)
-		fmt.Fprintf(&b, "| figure | value | baseline | ratio |\n|---|---:|---:|---:|\n")
+		if !s.hasSpread() {
+			fmt.Fprintf(&b, "| figure | value | baseline | ratio |\n|---|---:|---:|---:|\n")
+			for _, x := range s.Rows {
+				fmt.Fprintf(&b, "| %s | %s %s | %s %s (%s) | %.4g |\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "| figure | value | baseline | ratio | n | value min–max | spread |\n|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, x := range s.Rows {
-			fmt.Fprintf(&b, "| %s | %s %s | %s %s (%s) | %.4g |\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+			n, rng, rel := x.spreadCells()
+			fmt.Fprintf(&b, "| %s | %s %s | %s %s (%s) | %.4g | %s | %s | %s |\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio, n, rng, rel)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -180,9 +286,19 @@ func (r *Report) Text(w io.Writer) error {
 	for _, s := range r.Sections {
 		fmt.Fprintf(w, "\n[%s] %s\n", s.Name, s.Method)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "FIGURE\tVALUE\tBASELINE\tRATIO")
+		spread := s.hasSpread()
+		if spread {
+			fmt.Fprintln(tw, "FIGURE\tVALUE\tBASELINE\tRATIO\tN\tVALUE MIN–MAX\tSPREAD")
+		} else {
+			fmt.Fprintln(tw, "FIGURE\tVALUE\tBASELINE\tRATIO")
+		}
 		for _, x := range s.Rows {
-			fmt.Fprintf(tw, "%s\t%s %s\t%s %s (%s)\t%.4g\n", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+			fmt.Fprintf(tw, "%s\t%s %s\t%s %s (%s)\t%.4g", x.Figure, num(x.Value), x.Unit, num(x.Baseline), x.Unit, x.BaselineName, x.Ratio)
+			if spread {
+				n, rng, rel := x.spreadCells()
+				fmt.Fprintf(tw, "\t%s\t%s\t%s", n, rng, rel)
+			}
+			fmt.Fprintln(tw)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -214,12 +330,20 @@ type scope struct {
 	dirs   []string
 }
 
+// scopeHook, if set (by tests), is told of every new scope so that a test
+// can remove what a measurement left even if it failed half-way.
+var scopeHook func(*scope)
+
 func newScope() (*scope, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	return &scope{prefix: "ftbench" + hex.EncodeToString(b[:]) + "-"}, nil
+	s := &scope{prefix: "ftbench" + hex.EncodeToString(b[:]) + "-"}
+	if scopeHook != nil {
+		scopeHook(s)
+	}
+	return s, nil
 }
 
 // Prefix is the scope's namespace prefix.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -35,15 +37,63 @@ func readKB(path, key string) (int64, error) {
 	return 0, fmt.Errorf("%s: no %s", path, key)
 }
 
+// memSample is one reading of the memory figures, taken after a full
+// garbage collection so that garbage of earlier steps is not counted.
+type memSample struct {
+	avail int64 // /proc/meminfo MemAvailable, machine-wide, bytes
+	slab  int64 // /proc/meminfo Slab (kernel slab caches), machine-wide, bytes
+	rss   int64 // /proc/self/status VmRSS of this process, bytes
+	heap  int64 // runtime.MemStats.HeapAlloc (live Go heap) of this process, bytes
+}
+
+// readMem collects garbage (runtime.GC twice, then debug.FreeOSMemory so
+// freed heap is returned to the OS before RSS is read) and reads the
+// memory figures. Baselines and measured labs are read by it alike.
+func readMem() (m memSample, err error) {
+	runtime.GC()
+	runtime.GC()
+	debug.FreeOSMemory()
+	if m.avail, err = readKB("/proc/meminfo", "MemAvailable"); err != nil {
+		return m, err
+	}
+	if m.slab, err = readKB("/proc/meminfo", "Slab"); err != nil {
+		return m, err
+	}
+	if m.rss, err = readKB("/proc/self/status", "VmRSS"); err != nil {
+		return m, err
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m.heap = int64(ms.HeapAlloc)
+	return m, nil
+}
+
+// LabMem is what one lab build cost, in bytes.
+type LabMem struct {
+	// Kernel is the drop of MemAvailable across the build: machine-wide,
+	// so it holds the kernel's namespaces, veths, routes and BPF
+	// programs and maps, this process's growth, and any other activity
+	// on the machine.
+	Kernel int64
+	// Slab is the growth of the kernel's slab caches (Slab in
+	// /proc/meminfo) across the build, also machine-wide.
+	Slab int64
+	// RSSBefore and RSSAfter are this process's VmRSS before and after.
+	RSSBefore, RSSAfter int64
+	// HeapBefore and HeapAfter are this process's live Go heap before and
+	// after.
+	HeapBefore, HeapAfter int64
+}
+
 // LabMemory builds a k-ary fat tree with the default data plane and
-// returns the drop in MemAvailable (kernel and everything else on the
-// machine) and the growth of this process's RSS across the build; with
-// bare set it makes only the bare namespaces and veths instead. Both are
-// removed before it returns.
-func LabMemory(ctx context.Context, k int, bare bool) (kernel, rss int64, err error) {
+// returns what it cost (see LabMem), read settle after the build; with
+// bare set it makes only the bare namespaces and veths instead. Every
+// reading follows a full garbage collection. Everything made is removed
+// before it returns.
+func LabMemory(ctx context.Context, k int, bare bool, settle time.Duration) (m LabMem, err error) {
 	s, err := newScope()
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer func() {
 		if cerr := s.close(); cerr != nil && err == nil {
@@ -52,15 +102,11 @@ func LabMemory(ctx context.Context, k int, bare bool) (kernel, rss int64, err er
 	}()
 	topo, err := topology.NewFatTree(k)
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
-	a0, err := readKB("/proc/meminfo", "MemAvailable")
+	m0, err := readMem()
 	if err != nil {
-		return 0, 0, err
-	}
-	r0, err := readKB("/proc/self/status", "VmRSS")
-	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	if bare {
 		err = bareUp(ctx, topo, s.name)
@@ -68,15 +114,15 @@ func LabMemory(ctx context.Context, k int, bare bool) (kernel, rss int64, err er
 		_, err = buildLab(ctx, s, topo, switchd.Config{})
 	}
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
-	Settle(ctx, 500*time.Millisecond)
-	a1, err := readKB("/proc/meminfo", "MemAvailable")
+	Settle(ctx, settle)
+	m1, err := readMem()
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
-	r1, err := readKB("/proc/self/status", "VmRSS")
-	return a0 - a1, r1 - r0, err
+	return LabMem{Kernel: m0.avail - m1.avail, Slab: m1.slab - m0.slab,
+		RSSBefore: m0.rss, RSSAfter: m1.rss, HeapBefore: m0.heap, HeapAfter: m1.heap}, ctx.Err()
 }
 
 // bareUp makes the bare baseline's namespaces and veths and leaves them.
@@ -126,43 +172,74 @@ func FlowState(name string, flows int) (rx, tx float64, err error) {
 
 const flowWindow = 256 << 10
 
-// Memory measures memory per lab and per flow.
+// Memory measures memory per lab and per flow, each figure
+// opt.repetitions() times; rows give the median with min and max.
 func Memory(ctx context.Context, opt Options) (*Section, error) {
-	ks, flows := []int{4, 8}, 1000
+	// up: wait after a build before reading; gap: wait after removing a
+	// build, for the kernel's background namespace cleanup.
+	ks, flows, up, gap := []int{4, 8}, 1000, 500*time.Millisecond, 2*time.Second
 	if opt.Quick {
-		ks, flows = []int{4}, 100
+		ks, flows, gap = []int{4}, 100, time.Second
 	}
+	reps := opt.repetitions()
 	sec := &Section{Name: "memory", Method: fmt.Sprintf(
-		"Per lab: kernel memory = drop of /proc/meminfo MemAvailable across bringing the lab up (default data plane), 0.5 s after, "+
-			"against the same drop for the bare namespaces+veths; ftlab RSS = this process's VmRSS after up against before. "+
-			"MemAvailable is machine-wide: other activity adds noise. Per flow: %d flows of one 4 KiB message each in the simulator; "+
+		"Each figure is measured %d time(s); value and baseline are the medians, ratio is their quotient, "+
+			"n/min–max/spread give the count, the range of the values and (max-min)/median. "+
+			"Every reading follows a full GC (runtime.GC twice, debug.FreeOSMemory), for baseline and lab alike. "+
+			"MiB = 2^20 bytes. Per lab, each repetition builds the bare namespaces+veths, then the lab with the default data plane (eBPF), "+
+			"%v settle between builds, each read %v after it was up and removed before the next: "+
+			"kernel memory = drop of /proc/meminfo MemAvailable across the build (machine-wide: kernel namespaces, veths, routes, BPF programs and maps, "+
+			"plus this process's growth and any other activity on the machine), against the same drop for the bare build; "+
+			"kernel slab = growth of /proc/meminfo Slab (kernel slab caches only, machine-wide; includes reclaimable caches that MemAvailable counts as available, so it can exceed the drop) against the bare build's; "+
+			"ftlab RSS = this process's VmRSS after the lab is up against before; ftlab Go heap = live Go heap (HeapAlloc) after against before. "+
+			"Per flow: %d flows of one 4 KiB message each in the simulator (deterministic, so spread is expected to be 0); "+
 			"receiver state = Endpoint.ReceiverStateBytes / flows, sender state = mean FlowRecord.StateBytes; baseline: the %d KiB per-flow send window.",
-		flows, flowWindow>>10)}
+		reps, gap, up, flows, flowWindow>>10)}
+	const mib = 1 << 20
+	if len(ks) > 0 {
+		Settle(ctx, gap) // let removals of earlier sections finish
+	}
 	for _, k := range ks {
-		bk, _, err := LabMemory(ctx, k, true)
-		if err != nil {
-			return sec, fmt.Errorf("k=%d bare: %w", k, err)
+		var kern, bkern, slab, bslab, rss, brss, heap, bheap []float64
+		for i := range reps {
+			bm, err := LabMemory(ctx, k, true, up)
+			if err != nil {
+				return sec, fmt.Errorf("k=%d bare: %w", k, err)
+			}
+			Settle(ctx, gap)
+			fm, err := LabMemory(ctx, k, false, up)
+			if err != nil {
+				return sec, fmt.Errorf("k=%d: %w", k, err)
+			}
+			Settle(ctx, gap)
+			opt.logf("bench: memory k=%d rep %d/%d: kernel %d KiB (bare %d KiB), slab %d KiB (bare %d KiB), rss %d -> %d KiB, heap %d -> %d KiB",
+				k, i+1, reps, fm.Kernel>>10, bm.Kernel>>10, fm.Slab>>10, bm.Slab>>10, fm.RSSBefore>>10, fm.RSSAfter>>10, fm.HeapBefore>>10, fm.HeapAfter>>10)
+			kern, bkern = append(kern, float64(fm.Kernel)/mib), append(bkern, float64(bm.Kernel)/mib)
+			slab, bslab = append(slab, float64(fm.Slab)/mib), append(bslab, float64(bm.Slab)/mib)
+			rss, brss = append(rss, float64(fm.RSSAfter)/mib), append(brss, float64(fm.RSSBefore)/mib)
+			heap, bheap = append(heap, float64(fm.HeapAfter)/mib), append(bheap, float64(fm.HeapBefore)/mib)
 		}
-		Settle(ctx, time.Second)
-		r0, _ := readKB("/proc/self/status", "VmRSS")
-		fk, frss, err := LabMemory(ctx, k, false)
-		if err != nil {
-			return sec, fmt.Errorf("k=%d: %w", k, err)
-		}
-		Settle(ctx, time.Second)
-		opt.logf("bench: memory k=%d: kernel %d KiB (bare %d KiB), rss +%d KiB", k, fk>>10, bk>>10, frss>>10)
 		sec.Rows = append(sec.Rows,
-			row(fmt.Sprintf("k=%d kernel memory", k), "MiB", float64(fk)/(1<<20), float64(bk)/(1<<20), "bare namespaces+veths"),
-			row(fmt.Sprintf("k=%d ftlab RSS after up", k), "MiB", float64(r0+frss)/(1<<20), float64(r0)/(1<<20), "RSS before up"))
+			rowOf(fmt.Sprintf("k=%d kernel memory (MemAvailable drop)", k), "MiB", kern, bkern, "bare namespaces+veths"),
+			rowOf(fmt.Sprintf("k=%d kernel slab growth", k), "MiB", slab, bslab, "bare namespaces+veths"),
+			rowOf(fmt.Sprintf("k=%d ftlab RSS after up", k), "MiB", rss, brss, "RSS before up"),
+			rowOf(fmt.Sprintf("k=%d ftlab Go heap after up", k), "MiB", heap, bheap, "Go heap before up"))
 	}
 	for _, name := range scheme.Names() {
-		rx, tx, err := FlowState(name, flows)
-		if err != nil {
-			return sec, fmt.Errorf("%s: %w", name, err)
+		var rxs, txs, base []float64
+		for range reps {
+			if err := ctx.Err(); err != nil {
+				return sec, err
+			}
+			rx, tx, err := FlowState(name, flows)
+			if err != nil {
+				return sec, fmt.Errorf("%s: %w", name, err)
+			}
+			rxs, txs, base = append(rxs, rx), append(txs, tx), append(base, flowWindow)
 		}
 		sec.Rows = append(sec.Rows,
-			row(name+" receiver state per flow", "B", rx, flowWindow, "send window"),
-			row(name+" sender state per flow", "B", tx, flowWindow, "send window"))
+			rowOf(name+" receiver state per flow", "B", rxs, base, "send window"),
+			rowOf(name+" sender state per flow", "B", txs, base, "send window"))
 	}
 	return sec, nil
 }
