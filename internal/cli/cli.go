@@ -93,6 +93,11 @@ be run on a real kernel.`,
 		a.versionCommand(),
 		a.benchCommand(),
 	)
+	for _, c := range root.Commands() {
+		if c.Name() == "bench" {
+			c.AddCommand(a.calibrateCommand())
+		}
+	}
 	return root
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/orchestrator/runner"
-	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
 // agentStarter starts the host agents of a run: in-process agents that
@@ -20,8 +19,9 @@ import (
 var agentStarter runner.AgentStarter = runner.InProcessAgents
 
 func (a *app) runCommand() *cobra.Command {
-	var name, reuse, results string
-	var quiet, asJSON, strict bool
+	var name, reuse, results, rate string
+	var quiet, asJSON, strict, recalibrate bool
+	var rf rateFlags
 	cmd := &cobra.Command{
 		Use:   "run <scenario.yaml>",
 		Short: "Run a scenario: every cell of its matrix, every repetition",
@@ -31,20 +31,27 @@ links.csv, summary.json and report.md under results/<scenario>/<timestamp>/. It
 always takes down what it built, also on Ctrl-C; finished runs are kept and an
 interrupted scenario is marked incomplete. Every run gets a fidelity verdict (OK,
 WARN, FAIL: do its numbers reflect the emulated network or the machine?); a FAIL
-fails the scenario, and so does a WARN with --strict.`,
+fails the scenario, and so does a WARN with --strict.
+
+A scenario saying rate: auto runs at the rate "ftlab bench calibrate" found for
+it on this machine; without one, run calibrates first (once: the answer is
+kept). --rate runs any scenario at another full link rate, the fabric's other
+links keeping their ratio to the fastest.`,
 		Args:        cobra.ExactArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := scenario.Load(args[0])
-			if err != nil {
-				return err
-			}
 			if agentStarter == nil {
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
 			b := Build()
 			opt := runner.Options{Store: a.store, LabName: name, ReuseLab: reuse, ResultsRoot: results, Agents: agentStarter,
 				Version: b.Version, Commit: b.Commit, Strict: strict}
+			calib := opt
+			calib.ReuseLab, calib.Strict = "", false
+			sc, err := a.loadForRun(cmd.Context(), args[0], rate, recalibrate, &rf, calib)
+			if err != nil {
+				return err
+			}
 			var bar *progressbar.ProgressBar
 			if !quiet && !asJSON {
 				total := 0
@@ -92,6 +99,9 @@ fails the scenario, and so does a WARN with --strict.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail the scenario (non-zero exit) when its fidelity verdict is WARN, not only FAIL")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")
+	cmd.Flags().StringVar(&rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio), instead of the scenario's")
+	cmd.Flags().BoolVar(&recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
+	rf.add(cmd)
 	return cmd
 }
 

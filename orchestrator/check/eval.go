@@ -200,11 +200,17 @@ func redundant(c *runner.CellSummary) float64 {
 }
 
 // EvalPSNPath evaluates check 3: the transport=psnpath cell's redundant
-// retransmission ratio; other cells are reported for comparison.
+// retransmission ratio must be at most RedundantLimit and below the
+// transport=gapnack cell's (the global-gap NACK baseline); other cells
+// are reported for comparison.
 func EvalPSNPath(sum *runner.Summary) (Outcome, error) {
 	p, ok := findCell(sum, map[string]string{"transport": "psnpath"})
 	if !ok {
 		return Outcome{}, fmt.Errorf("%s: no cell transport=psnpath", sum.Scenario)
+	}
+	g, ok := findCell(sum, map[string]string{"transport": "gapnack"})
+	if !ok {
+		return Outcome{}, fmt.Errorf("%s: no cell transport=gapnack (the global-gap NACK baseline)", sum.Scenario)
 	}
 	var parts []string
 	for i := range sum.Cells {
@@ -213,13 +219,20 @@ func EvalPSNPath(sum *runner.Summary) (Outcome, error) {
 			cellLabels(c.Cell)["transport"], 100*redundant(c), c.RetxSpurious, c.RetxNeeded+c.RetxSpurious,
 			c.DropsCorrupt+c.DropsBuffer+c.DropsLinkDown))
 	}
-	holds := redundant(p) <= RedundantLimit && p.RetxNeeded > 0 && p.Delivered == p.Messages
+	below := redundant(p) < redundant(g)
+	holds := redundant(p) <= RedundantLimit && below && p.RetxNeeded > 0 && p.Delivered == p.Messages
 	m := strings.Join(parts, "; ")
 	if p.RetxNeeded == 0 {
 		m += " [no losses recovered: nothing to judge]"
 	}
+	if !below {
+		m += " [psnpath not below gapnack]"
+	}
 	if p.Delivered < p.Messages {
 		m += fmt.Sprintf(" [psnpath delivered %d/%d]", p.Delivered, p.Messages)
+	}
+	if g.Delivered < g.Messages {
+		m += fmt.Sprintf(" [gapnack delivered %d/%d]", g.Delivered, g.Messages)
 	}
 	return Outcome{Measurement: m, Holds: holds}, nil
 }

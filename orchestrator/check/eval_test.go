@@ -99,23 +99,31 @@ func TestEvalOrderedChaos(t *testing.T) {
 }
 
 func TestEvalPSNPath(t *testing.T) {
-	cell := func(needed, spurious, delivered int) runner.CellSummary {
-		return runner.CellSummary{Cell: "transport=psnpath", Messages: 10, Delivered: delivered, RetxNeeded: needed, RetxSpurious: spurious, DropsCorrupt: 100}
+	cell := func(transport string, needed, spurious, delivered int) runner.CellSummary {
+		return runner.CellSummary{Cell: "transport=" + transport, Messages: 10, Delivered: delivered, RetxNeeded: needed, RetxSpurious: spurious, DropsCorrupt: 100}
 	}
+	psn := func(needed, spurious, delivered int) runner.CellSummary {
+		return cell("psnpath", needed, spurious, delivered)
+	}
+	gap := cell("gapnack", 100, 25, 10) // 20% redundant
 	tests := []struct {
-		name string
-		cell runner.CellSummary
-		want bool
+		name  string
+		cells []runner.CellSummary
+		want  bool
 	}{
-		{"none redundant", cell(100, 0, 10), true},
-		{"1% redundant", cell(99, 1, 10), true},
-		{"2% redundant", cell(98, 2, 10), false},
-		{"no losses", cell(0, 0, 10), false},
-		{"undelivered", cell(100, 0, 9), false},
+		{"none redundant", []runner.CellSummary{psn(100, 0, 10), gap}, true},
+		{"1% redundant", []runner.CellSummary{psn(99, 1, 10), gap}, true},
+		{"2% redundant", []runner.CellSummary{psn(98, 2, 10), gap}, false},
+		{"no losses", []runner.CellSummary{psn(0, 0, 10), gap}, false},
+		{"undelivered", []runner.CellSummary{psn(100, 0, 9), gap}, false},
+		{"gapnack no worse", []runner.CellSummary{psn(99, 1, 10), cell("gapnack", 99, 1, 10)}, false},
+		{"gapnack none redundant", []runner.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 0, 10)}, false},
+		{"gapnack undelivered", []runner.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 25, 7)}, true},
+		{"with rss+pfld", []runner.CellSummary{psn(100, 0, 10), gap, cell("rss+pfld", 100, 50, 10)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EvalPSNPath(&runner.Summary{Cells: []runner.CellSummary{tt.cell}})
+			got, err := EvalPSNPath(&runner.Summary{Cells: tt.cells})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,6 +131,20 @@ func TestEvalPSNPath(t *testing.T) {
 				t.Errorf("(-want +got):\n%s\n%s", diff, got.Measurement)
 			}
 		})
+	}
+	got, err := EvalPSNPath(&runner.Summary{Cells: []runner.CellSummary{psn(99, 1, 10), gap, cell("rss+pfld", 100, 0, 10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Outcome{Holds: true, Measurement: "psnpath 1.00% redundant (1 spurious of 100 retx, 100 drops); " +
+		"gapnack 20.00% redundant (25 spurious of 125 retx, 100 drops); rss+pfld 0.00% redundant (0 spurious of 100 retx, 100 drops)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+	for _, cells := range [][]runner.CellSummary{{psn(100, 0, 10)}, {gap}} {
+		if _, err := EvalPSNPath(&runner.Summary{Scenario: "s", Cells: cells}); err == nil {
+			t.Errorf("%s alone: no error", cells[0].Cell)
+		}
 	}
 }
 

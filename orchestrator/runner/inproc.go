@@ -278,7 +278,7 @@ func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
 	if c.RACK != nil && c.RACK.ReoWnd > 0 {
 		params["reo_wnd"] = d(c.RACK.ReoWnd)
 	}
-	if c.PSNPath != nil {
+	if c.PSNPath != nil { // psnpath and gapnack: the keys both schemes take
 		params["paths"] = strconv.Itoa(c.PSNPath.K)
 		params["beta"] = strconv.FormatFloat(c.PSNPath.Beta, 'g', -1, 64)
 		params["explore"] = strconv.FormatFloat(c.PSNPath.ExploreThreshold, 'g', -1, 64)

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
@@ -26,9 +25,12 @@ type Options struct {
 	// cell, and the lab is left up afterwards.
 	ReuseLab    string
 	ResultsRoot string // default "results"
-	Agents      AgentStarter
-	Version     string
-	Commit      string
+	// Dir, if set, is the results directory itself, instead of a new
+	// ResultsRoot/<scenario>/<time> (calibration trials use it).
+	Dir     string
+	Agents  AgentStarter
+	Version string
+	Commit  string
 	// Strict makes a fidelity WARN fail the scenario, as a FAIL always does.
 	Strict bool
 	// Progress, if set, is told about every run as it starts and ends.
@@ -67,27 +69,6 @@ type RunMeta struct {
 
 const runFormat = 1
 
-func kernelRelease() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return "unknown"
-	}
-	return unix.ByteSliceToString(u.Release[:])
-}
-
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
 // Run executes every cell and repetition of sc and writes the results to
 // a new directory under opt.ResultsRoot, which it returns. The results of
 // every finished run are kept, also when ctx is cancelled or a run fails;
@@ -99,16 +80,27 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	if opt.ResultsRoot == "" {
 		opt.ResultsRoot = "results"
 	}
+	if sc.NeedsRate() {
+		return "", nil, fmt.Errorf("scenario %s says rate: auto and has no rate yet: calibrate it (ftlab bench calibrate) or give it one", sc.Name)
+	}
 	start := time.Now()
-	dir = filepath.Join(opt.ResultsRoot, sc.Name, start.UTC().Format("20060102-150405"))
+	if opt.Dir != "" {
+		dir, err = opt.Dir, makeDir(opt.Dir)
+	} else {
+		dir, err = newResultsDir(filepath.Join(opt.ResultsRoot, sc.Name), start.UTC().Format("20060102-150405"))
+	}
+	if err != nil {
+		return "", nil, err
+	}
 	w, err := newWriter(dir)
 	if err != nil {
 		return "", nil, err
 	}
 	defer w.close()
+	m := machine.Read()
 	meta := &RunMeta{
-		Format: runFormat, Version: opt.Version, Commit: opt.Commit, Kernel: kernelRelease(), CPU: cpuModel(),
-		Cores: runtime.NumCPU(), Started: start.UTC(), Scenario: sc, Strict: opt.Strict,
+		Format: runFormat, Version: opt.Version, Commit: opt.Commit, Kernel: m.Kernel, CPU: m.CPU,
+		Cores: m.Cores, Started: start.UTC(), Scenario: sc, Strict: opt.Strict,
 	}
 	total := 0
 	for _, c := range sc.Cells {
@@ -164,6 +156,39 @@ cells:
 		err = ctx.Err()
 	}
 	return dir, sum, err
+}
+
+// newResultsDir creates a new results directory named after the start
+// time under parent; two runs started in the same second get name and
+// name-2, never one directory.
+func newResultsDir(parent, name string) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	for i := 1; ; i++ {
+		dir := filepath.Join(parent, name)
+		if i > 1 {
+			dir += fmt.Sprintf("-%d", i)
+		}
+		switch err := os.Mkdir(dir, 0o755); {
+		case err == nil:
+			return dir, nil
+		case !errors.Is(err, os.ErrExist) || i >= 1000:
+			return "", fmt.Errorf("results: %w", err)
+		}
+	}
+}
+
+// makeDir creates dir, which must not exist yet: results are never
+// written over.
+func makeDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
 }
 
 func writeReportFile(dir string, meta *RunMeta, sum *Summary) error {

@@ -14,7 +14,7 @@ import (
 
 // topFields are the keys of a scenario file, in documentation order.
 var topFields = []string{
-	"name", "description", "topology", "links", "dataplane", "policy", "ofan", "pofan", "ar", "trimming",
+	"name", "description", "topology", "links", "rate", "dataplane", "policy", "ofan", "pofan", "ar", "trimming",
 	"transport", "rss", "pfld", "rack", "psnpath", "plb", "reps", "host", "workload", "faults",
 	"repetitions", "seed", "seeds", "timeout", "compare",
 }
@@ -66,6 +66,9 @@ type FieldError = topology.FieldError
 // loader checks one scenario file.
 type loader struct {
 	file string
+	opt  Options
+	// autoRate: the cell being decoded says rate: auto.
+	autoRate bool
 }
 
 // decodeCell decodes and resolves one cell's document: the file with the
@@ -104,6 +107,7 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	if n := nodes["links"]; n != nil {
 		cfg.Links = l.links(n, t, w, &pr)
 	}
+	l.rate(cfg, t, nodes, w, scalar, &pr)
 	cfg.topo = t
 	if t != nil {
 		cfg.fabric = workload.FabricOf(t)
@@ -228,7 +232,7 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 		"rss":     cfg.Transport == RSS || cfg.Transport == RSSPFLD || cfg.Transport == RSSRACK,
 		"pfld":    cfg.Transport == RSSPFLD,
 		"rack":    cfg.Transport == RSSRACK,
-		"psnpath": cfg.Transport == PSNPath,
+		"psnpath": cfg.Transport == PSNPath || cfg.Transport == GapNACK,
 		"plb":     cfg.Transport == PLB,
 		"reps":    cfg.Transport == REPS,
 		"host":    true,

@@ -21,12 +21,12 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown field",
 			src:  k4 + perm + "transprot: rss\n",
-			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
+			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
 		},
 		{
 			name: "misplaced field",
 			src:  k4 + perm + "sigma: 8\n",
-			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
+			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
 		},
 		{
 			name: "unknown policy",
@@ -51,7 +51,7 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown scheme",
 			src:  k4 + perm + "transport: rss+pfd\n",
-			want: []string{`s.yaml:3:12: transport: unknown transport "rss+pfd"; did you mean "rss+pfld"? (valid: ecmp, rps, rss, rss+pfld, rss+rack, psnpath, reps, plb)`},
+			want: []string{`s.yaml:3:12: transport: unknown transport "rss+pfd"; did you mean "rss+pfld"? (valid: ecmp, rps, rss, rss+pfld, rss+rack, psnpath, gapnack, reps, plb)`},
 		},
 		{
 			name: "unknown data plane",
@@ -88,6 +88,16 @@ func TestErrors(t *testing.T) {
 			name: "unused block",
 			src:  k4 + perm + "transport: ecmp\nrss: {sigma: 8}\n",
 			want: []string{`s.yaml:4:1: rss: no cell uses it: it configures the rss, rss+pfld and rss+rack transports, and the scenario runs transport ecmp; remove it, or compare a transport that uses it`},
+		},
+		{
+			name: "unused psnpath block",
+			src:  k4 + perm + "transport: rss\npsnpath: {k: 8}\n",
+			want: []string{`s.yaml:4:1: psnpath: no cell uses it: it configures the psnpath and gapnack transports, and the scenario runs transport rss; remove it, or compare a transport that uses it`},
+		},
+		{
+			name: "max_walk is not a scenario parameter (nor one gapnack takes)",
+			src:  k4 + perm + "transport: gapnack\npsnpath: {max_walk: 2}\n",
+			want: []string{`s.yaml:4:11: psnpath.max_walk: unknown field "max_walk" (valid: k, beta, explore_threshold, remove_threshold, interval)`},
 		},
 		{
 			name: "missing topology and workload",
@@ -236,7 +246,7 @@ func TestErrors(t *testing.T) {
 			name: "compare key unknown",
 			src:  k4 + perm + "compare:\n  polcy: [ecmp, ofan]\n  rss.sgima: [4, 8]\n  seed: [1, 2]\n  workload.size.min: [1, 2]\n",
 			want: []string{
-				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout)`,
+				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout)`,
 				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback)`,
 				`s.yaml:6:3: compare.seed: seed cannot be compared: every cell runs every seed, so cells are compared on the same workload and faults`,
 				`s.yaml:7:3: compare.workload.size.min: "workload.size.min" is not a field path; write a field (policy), a field of a block (rss.sigma, workload.size) or of a fault (faults[0].drop)`,
@@ -246,7 +256,7 @@ func TestErrors(t *testing.T) {
 			name: "compare values",
 			src:  k4 + perm + "compare:\n  transport: [rss, rss+pfd]\n  policy: []\n  trimming: [true, true]\n  dataplane: shaped\n",
 			want: []string{
-				`s.yaml:4:20: compare.transport[1]: unknown transport "rss+pfd"; did you mean "rss+pfld"? (valid: ecmp, rps, rss, rss+pfld, rss+rack, psnpath, reps, plb)`,
+				`s.yaml:4:20: compare.transport[1]: unknown transport "rss+pfd"; did you mean "rss+pfld"? (valid: ecmp, rps, rss, rss+pfld, rss+rack, psnpath, gapnack, reps, plb)`,
 				`s.yaml:5:11: compare.policy: empty; list at least one alternative`,
 				`s.yaml:6:20: compare.trimming[1]: the same as compare.trimming[0]; every alternative must differ`,
 				`s.yaml:7:14: compare.dataplane: expected a list of alternatives, e.g. [ecmp, ofan], found "shaped"`,

@@ -213,6 +213,8 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 				problem("rate", "%v; or a fraction of the link's rate such as 25%%", err)
 			} else if v == 0 {
 				problem("rate", "must be greater than 0; to take links down use kind: down")
+			} else if l.autoRate {
+				problem("rate", "with rate: auto a degraded link's rate must be a fraction of its rate, such as 25%%: link rates are known only after calibration")
 			} else {
 				f.RateBps = v
 			}

@@ -13,8 +13,8 @@ import (
 )
 
 // load checks a parsed scenario document and builds the Scenario.
-func load(file string, root *yaml.Node) (*Scenario, error) {
-	l := &loader{file: file}
+func load(file string, root *yaml.Node, opt Options) (*Scenario, error) {
+	l := &loader{file: file, opt: opt}
 	var pr topology.Problems
 	axes := l.compare(root, &pr)
 

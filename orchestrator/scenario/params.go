@@ -93,11 +93,12 @@ type RACKParams struct {
 	ReoWnd time.Duration `yaml:"reo_wnd" json:"reo_wnd_ns" default:"auto" zero:"auto"`
 }
 
-// PSNPathParams configure PSN-PATH.
+// PSNPathParams configure PSN-PATH, and the gapnack baseline, which runs
+// PSN-PATH's sender and path manager with a global-gap NACK receiver.
 type PSNPathParams struct {
 	// K is the number of logical paths; PSN p goes on path p mod K. The
 	// paper recommends 4.
-	K int `yaml:"k" json:"k" default:"4" min:"1" max:"64"`
+	K int `yaml:"k" json:"k" default:"4" min:"1" max:"31"`
 	// Beta is the loss penalty of a path's score,
 	// score = acks / (acks + beta*nacks) over the last interval.
 	Beta float64 `yaml:"beta" json:"beta" default:"10" min:"0"`
@@ -159,7 +160,7 @@ var blocks = []block{
 	{"rss", reflect.TypeFor[RSSParams](), "the rss, rss+pfld and rss+rack transports"},
 	{"pfld", reflect.TypeFor[PFLDParams](), "the rss+pfld transport"},
 	{"rack", reflect.TypeFor[RACKParams](), "the rss+rack transport"},
-	{"psnpath", reflect.TypeFor[PSNPathParams](), "the psnpath transport"},
+	{"psnpath", reflect.TypeFor[PSNPathParams](), "the psnpath and gapnack transports"},
 	{"plb", reflect.TypeFor[PLBParams](), "the plb transport"},
 	{"reps", reflect.TypeFor[REPSParams](), "the reps transport"},
 	{"host", reflect.TypeFor[HostParams](), "every transport"},

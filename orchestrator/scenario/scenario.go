@@ -69,6 +69,9 @@ type Config struct {
 	// Faults as written, defaults filled in; random selections are made
 	// per run (Run.Faults).
 	Faults []Fault `json:"faults"`
+	// Rate is how the fabric's link rates were set; nil when the topology's
+	// own rates hold.
+	Rate *RateInfo `json:"rate,omitempty"`
 	// Timeout stops a run that has not completed every message.
 	Timeout time.Duration `json:"timeout_ns"`
 
@@ -109,25 +112,42 @@ type Run struct {
 	Bound *workload.Bound `json:"cct_lower_bound,omitempty"`
 }
 
+// Options change how a scenario loads.
+type Options struct {
+	// Rate, if not 0, is the full link rate of every cell: the rate the
+	// fastest link runs at, the others keeping their ratio to it. It takes
+	// the place of the file's rate, auto included.
+	Rate uint64
+	// RateSource says where Rate came from, for run.json: "calibration
+	// of 2026-11-30 on this machine", "--rate".
+	RateSource string
+}
+
 // Load reads and checks a scenario file and everything it refers to (the
 // topology file, a traffic matrix). It builds nothing. The error is a
 // topology.Errors listing every problem as file:line:col: field: message.
-func Load(path string) (*Scenario, error) {
+func Load(path string) (*Scenario, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with options.
+func LoadWith(path string, opt Options) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}
-	return Parse(path, data)
+	return ParseWith(path, data, opt)
 }
 
 // Parse checks a scenario given as bytes; file names it in errors and is
 // the base of relative paths (topology, matrix) in it.
-func Parse(file string, data []byte) (*Scenario, error) {
+func Parse(file string, data []byte) (*Scenario, error) { return ParseWith(file, data, Options{}) }
+
+// ParseWith is Parse with options.
+func ParseWith(file string, data []byte, opt Options) (*Scenario, error) {
 	root, err := topology.ParseDocument(file, data, emptyFile)
 	if err != nil {
 		return nil, err
 	}
-	return load(file, root)
+	return load(file, root, opt)
 }
 
 const emptyFile = "the file is empty; a scenario needs at least a topology and a workload"

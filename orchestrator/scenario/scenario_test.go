@@ -98,6 +98,39 @@ func TestBlockDefaults(t *testing.T) {
 	}
 }
 
+// TestGapNACKUsesPSNPathBlock: the gapnack baseline runs PSN-PATH's sender
+// and path manager, so a gapnack cell takes the psnpath block (and a
+// psnpath block is used when only gapnack runs), resolved as for psnpath.
+func TestGapNACKUsesPSNPathBlock(t *testing.T) {
+	want := &PSNPathParams{K: 8, Beta: 5, ExploreThreshold: 0.9, RemoveThreshold: 0.5, Interval: 2 * time.Millisecond}
+	block := "psnpath: {k: 8, beta: 5, explore_threshold: 0.9, remove_threshold: 0.5, interval: 2ms}\n"
+	c := mustParse(t, minimal+"transport: gapnack\n"+block, nil).Cells[0].Config
+	if c.Transport != GapNACK {
+		t.Errorf("transport %q, want gapnack", c.Transport)
+	}
+	if diff := cmp.Diff(want, c.PSNPath); diff != "" {
+		t.Errorf("gapnack's psnpath (-want +got):\n%s", diff)
+	}
+	if c.RSS != nil || c.PFLD != nil || c.RACK != nil || c.PLB != nil || c.REPS != nil {
+		t.Errorf("gapnack cell has blocks it does not use: %+v", c)
+	}
+	c = mustParse(t, minimal+"transport: gapnack\n", nil).Cells[0].Config
+	if diff := cmp.Diff(&PSNPathParams{K: 4, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: time.Millisecond}, c.PSNPath); diff != "" {
+		t.Errorf("gapnack's default psnpath (-want +got):\n%s", diff)
+	}
+
+	s := mustParse(t, minimal+block+"rss: {sigma: 4}\ncompare:\n  transport: [psnpath, gapnack, rss+pfld]\n", nil)
+	got := map[string]*PSNPathParams{}
+	for _, cell := range s.Cells {
+		got[cell.Name] = cell.Config.PSNPath
+	}
+	if diff := cmp.Diff(map[string]*PSNPathParams{
+		"transport=psnpath": want, "transport=gapnack": want, "transport=rss+pfld": nil,
+	}, got); diff != "" {
+		t.Errorf("psnpath block per cell (-want +got):\n%s", diff)
+	}
+}
+
 func TestMatrixExpansion(t *testing.T) {
 	s := mustParse(t, minimal+"compare:\n  policy: [ecmp, ofan]\n  transport: [ecmp, rss, rss+pfld, rss+rack]\n", nil)
 	type view struct {

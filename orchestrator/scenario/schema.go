@@ -75,12 +75,13 @@ const (
 	RSSPFLD       Transport = "rss+pfld" // RSS with precise fast loss detection (Ordered Chaos IV)
 	RSSRACK       Transport = "rss+rack" // RSS with RACK-TLP loss recovery (RFC 8985)
 	PSNPath       Transport = "psnpath"  // PSN-PATH: per-path PSN order, DT-Switch path management
+	GapNACK       Transport = "gapnack"  // a receiver that NACKs any gap in the global PSN order, the PSN-PATH paper's baseline (multipath IRN)
 	REPS          Transport = "reps"     // recycled entropy packet spraying
 	PLB           Transport = "plb"      // protective load balancing: repath one flow on ECN
 )
 
 // Transports lists the valid transport schemes.
-var Transports = []Transport{TransportECMP, RPS, RSS, RSSPFLD, RSSRACK, PSNPath, REPS, PLB}
+var Transports = []Transport{TransportECMP, RPS, RSS, RSSPFLD, RSSRACK, PSNPath, GapNACK, REPS, PLB}
 
 // FaultKind is what a fault does.
 type FaultKind string

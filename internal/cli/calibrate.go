@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ftlab/ftlab/orchestrator/calibrate"
+	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+// rateFlags are the options of a calibration, shared by bench calibrate
+// and run (which calibrates a rate: auto scenario it has no rate for).
+type rateFlags struct {
+	min, max, start string
+	precision       float64
+	confirm         int
+}
+
+func (f *rateFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.min, "min-rate", units.FormatRate(calibrate.DefaultMin), "calibration: the lowest rate tried")
+	cmd.Flags().StringVar(&f.max, "max-rate", units.FormatRate(calibrate.DefaultMax), "calibration: the highest rate tried")
+	cmd.Flags().StringVar(&f.start, "start-rate", "", "calibration: the first rate tried (default: the scenario's own rate)")
+	cmd.Flags().Float64Var(&f.precision, "precision", calibrate.DefaultPrecision, "calibration: stop when the lowest rate that is not OK is within this fraction above the highest OK one")
+	cmd.Flags().IntVar(&f.confirm, "confirm", calibrate.DefaultConfirm, "calibration: more trials at the found rate that must be OK too")
+}
+
+func (f *rateFlags) options() (calibrate.Options, error) {
+	var o calibrate.Options
+	var err error
+	parse := func(flag, s string) uint64 {
+		if s == "" || err != nil {
+			return 0
+		}
+		v, perr := units.ParseRate(s)
+		if perr == nil && v == 0 {
+			perr = fmt.Errorf("must be greater than 0")
+		}
+		if perr != nil {
+			err = fmt.Errorf("--%s: %w", flag, perr)
+		}
+		return v
+	}
+	o.Min, o.Max, o.Start = parse("min-rate", f.min), parse("max-rate", f.max), parse("start-rate", f.start)
+	if err != nil {
+		return o, err
+	}
+	if f.precision <= 0 || f.precision > 1 {
+		return o, fmt.Errorf("--precision: %g is outside (0, 1]", f.precision)
+	}
+	if f.confirm < 0 {
+		return o, fmt.Errorf("--confirm: %d is negative", f.confirm)
+	}
+	o.Precision, o.Confirm = f.precision, f.confirm
+	return o, nil
+}
+
+// calibration runs a calibration of the scenario at path, telling its
+// trials on stderr, and keeps it in the cache (unless noCache).
+func (a *app) calibration(ctx context.Context, path string, f *rateFlags, ro runner.Options, noCache bool) (*calibrate.Result, string, error) {
+	opt, err := f.options()
+	if err != nil {
+		return nil, "", err
+	}
+	base, err := scenario.Load(path)
+	if err != nil {
+		return nil, "", err
+	}
+	root := ro.ResultsRoot
+	if root == "" {
+		root = "results"
+	}
+	opt.Dir = filepath.Join(root, base.Name, "calibrate-"+time.Now().UTC().Format("20060102-150405"))
+	opt.Runner = ro
+	opt.Trial = func(t calibrate.Trial) {
+		verdict := string(t.Verdict)
+		if verdict == "" {
+			verdict = "-"
+		}
+		fmt.Fprintf(a.stderr, "  trial %d at %s: %s in %s", t.N, units.FormatRate(t.RateBps), verdict, t.Elapsed.Round(100*time.Millisecond))
+		if !t.OK {
+			fmt.Fprintf(a.stderr, ", not OK: %s", t.Reasons[0])
+			if len(t.Reasons) > 1 {
+				fmt.Fprintf(a.stderr, " (and %d more)", len(t.Reasons)-1)
+			}
+		}
+		fmt.Fprintln(a.stderr)
+	}
+	var cache *calibrate.Cache
+	if !noCache {
+		dir, err := calibrate.CacheDir()
+		if err != nil {
+			return nil, "", err
+		}
+		if cache, err = calibrate.OpenCache(dir); err != nil {
+			return nil, "", err
+		}
+	}
+	load := func(rate uint64) (*scenario.Scenario, error) {
+		return scenario.LoadWith(path, scenario.Options{Rate: rate, RateSource: "calibration trial"})
+	}
+	res, err := calibrate.Calibrate(ctx, load, opt, cache)
+	return res, opt.Dir, err
+}
+
+func (a *app) calibrateCommand() *cobra.Command {
+	var rf rateFlags
+	var name, results string
+	var asJSON, noCache bool
+	cmd := &cobra.Command{
+		Use:   "calibrate <scenario.yaml>",
+		Short: "Find the highest link rate this machine runs a scenario at with an OK fidelity verdict",
+		Long: `calibrate runs the scenario's cells (its first seed) at one full link rate per
+trial - the rate of the fabric's fastest link, every other link keeping its
+ratio to it - and searches for the highest rate at which every run completes
+with an OK fidelity verdict: doubling or halving from --start-rate, then
+bisecting to --precision, then confirming. Below that rate the emulated network,
+not this machine's CPU, sets the numbers.
+
+The answer is kept in a cache ($FTLAB_CACHE_DIR, or ~/.cache/ftlab) for this
+machine, this ftlab and this scenario (its rate left out): scenarios saying
+rate: auto then run at it. Every trial's results and a report.md are written to
+results/<scenario>/calibrate-<time>/.`,
+		Args:        cobra.ExactArgs(1),
+		Annotations: rootOnly(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if agentStarter == nil {
+				return fmt.Errorf("this ftlab has no host agents built in")
+			}
+			ctx := cmd.Context()
+			b := Build()
+			ro := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter, Version: b.Version, Commit: b.Commit}
+			fmt.Fprintf(a.stderr, "calibrating %s\n", args[0])
+			res, dir, err := a.calibration(ctx, args[0], &rf, ro, noCache)
+			if res != nil {
+				if asJSON {
+					if jerr := a.printJSON(res); jerr != nil {
+						return jerr
+					}
+				} else if err == nil {
+					fmt.Fprintf(a.stdout, "%s\nreport: %s\n", res.Summary(), filepath.Join(dir, calibrate.ReportFile))
+				} else {
+					fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, calibrate.ReportFile))
+				}
+			}
+			return err
+		},
+	}
+	rf.add(cmd)
+	cmd.Flags().StringVarP(&name, "name", "n", "calib", "lab name used for the trials' fabrics")
+	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/calibrate-<time>/ is written")
+	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not keep the answer for rate: auto")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
+	return cmd
+}
+
+// loadForRun loads a scenario for ftlab run: at --rate when given; a
+// scenario saying rate: auto at the cached calibration, or calibrated
+// first when there is none (or recalibrate is set).
+func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate bool, rf *rateFlags, ro runner.Options) (*scenario.Scenario, error) {
+	if rate != "" {
+		v, err := units.ParseRate(rate)
+		if err == nil && v == 0 {
+			err = fmt.Errorf("must be greater than 0")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--rate: %w", err)
+		}
+		return scenario.LoadWith(path, scenario.Options{Rate: v, RateSource: "--rate"})
+	}
+	sc, err := scenario.Load(path)
+	if err != nil || !sc.NeedsRate() {
+		return sc, err
+	}
+	dir, err := calibrate.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	cache, err := calibrate.OpenCache(dir)
+	if err != nil {
+		return nil, err
+	}
+	key, err := calibrate.Key(sc, ro.Version)
+	if err != nil {
+		return nil, err
+	}
+	res := cache.Lookup(key)
+	if res == nil || recalibrate {
+		fmt.Fprintf(a.stderr, "%s says rate: auto and this machine has no calibration for it: calibrating first (once; kept in %s)\n", sc.Name, cache.Path())
+		if res, _, err = a.calibration(ctx, path, rf, ro, false); err != nil {
+			return nil, fmt.Errorf("rate: auto: %w", err)
+		}
+		fmt.Fprintf(a.stderr, "calibrated: %s\n", res.Summary())
+	}
+	return scenario.LoadWith(path, scenario.Options{Rate: res.RateBps,
+		RateSource: fmt.Sprintf("calibration of %s on this machine (%s)", res.Finished.Format("2006-01-02 15:04"), cache.Path())})
+}

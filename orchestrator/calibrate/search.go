@@ -1,0 +1,348 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftlab/ftlab/internal/machine"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+// Defaults of Options.
+const (
+	DefaultMin       = 1 * units.Mbit
+	DefaultMax       = 10 * units.Gbit
+	DefaultPrecision = 0.15
+	DefaultConfirm   = 1 // ftlab bench calibrate's; Options{} confirms nothing
+	// maxTrials bounds a search whatever the options: doubling from 1 Mbit/s
+	// to 10 Gbit/s takes 14 trials, bisecting to 1% another 8.
+	maxTrials = 40
+)
+
+// Loader loads the scenario at a full link rate (scenario.Options.Rate).
+type Loader func(rate uint64) (*scenario.Scenario, error)
+
+// Options configure a search.
+type Options struct {
+	// Runner runs the trials; its Dir and ResultsRoot are set per trial.
+	Runner runner.Options
+	// Dir is where the trials' results go, one directory each.
+	Dir string
+	// Start is the first rate tried; default the scenario's own full rate
+	// (clamped to [Min, Max]).
+	Start, Min, Max uint64
+	// Precision: the search stops when the rate that is not OK is at most
+	// 1+Precision times the OK one.
+	Precision float64
+	// Confirm is how many more trials at the found rate must be OK.
+	Confirm int
+	// Trial, if set, is told about every trial as it ends.
+	Trial func(Trial)
+
+	// run runs a trial; runner.Run but for tests of the search itself.
+	run func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error)
+}
+
+func (o *Options) defaults() {
+	if o.Min == 0 {
+		o.Min = DefaultMin
+	}
+	if o.Max == 0 {
+		o.Max = DefaultMax
+	}
+	if o.Precision <= 0 {
+		o.Precision = DefaultPrecision
+	}
+	if o.Confirm < 0 {
+		o.Confirm = 0
+	}
+	if o.run == nil {
+		o.run = func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+			_, sum, err := runner.Run(ctx, sc, ro)
+			return sum, err
+		}
+	}
+}
+
+// Trial is one run of the scenario at one rate.
+type Trial struct {
+	N       int              `json:"n"` // from 1
+	RateBps uint64           `json:"rate_bps"`
+	OK      bool             `json:"ok"`
+	Verdict fidelity.Verdict `json:"verdict"`
+	// Reasons say why a trial is not OK: "cell: reason".
+	Reasons []string      `json:"reasons,omitempty"`
+	Dir     string        `json:"dir"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Result is a finished calibration.
+type Result struct {
+	Scenario string       `json:"scenario"`
+	File     string       `json:"file"`
+	Key      string       `json:"key"`
+	Machine  machine.Info `json:"machine"`
+	Version  string       `json:"ftlab_version"`
+	// RateBps is the highest full link rate found OK: the rate of the
+	// fabric's fastest link, the others keeping their ratio to it.
+	RateBps   uint64    `json:"rate_bps"`
+	Precision float64   `json:"precision"`
+	Trials    []Trial   `json:"trials"`
+	Started   time.Time `json:"started"`
+	Finished  time.Time `json:"finished"`
+}
+
+// ErrNoRate is returned when not even the lowest rate is OK.
+var ErrNoRate = errors.New("no rate tried gets an OK verdict")
+
+// Search finds the highest OK rate of the scenario load returns. The
+// returned Result holds every trial made, also with an error.
+func Search(ctx context.Context, load Loader, opt Options) (*Result, error) {
+	opt.defaults()
+	if opt.Min > opt.Max {
+		return nil, fmt.Errorf("calibrate: min rate %s above max rate %s", units.FormatRate(opt.Min), units.FormatRate(opt.Max))
+	}
+	base, err := load(0)
+	if err != nil {
+		return nil, err
+	}
+	key, err := Key(base, opt.Runner.Version)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: base.Name, File: base.File, Key: key, Machine: machine.Read(), Version: opt.Runner.Version,
+		Precision: opt.Precision, Started: time.Now().UTC()}
+	defer func() { res.Finished = time.Now().UTC() }()
+
+	s := &search{ctx: ctx, load: load, opt: opt, res: res, okAt: map[uint64]bool{}}
+	start := opt.Start
+	if start == 0 {
+		start = fullRate(base)
+	}
+	start = min(max(start, opt.Min), opt.Max)
+	rate, err := s.run(start)
+	res.RateBps = rate
+	return res, err
+}
+
+// search is one calibration in progress.
+type search struct {
+	ctx  context.Context
+	load Loader
+	opt  Options
+	res  *Result
+	okAt map[uint64]bool // false once any trial at the rate was not OK
+}
+
+func (s *search) run(start uint64) (uint64, error) {
+	ok, bad, err := s.bracket(start, 0)
+	for {
+		if err != nil {
+			return 0, err
+		}
+		if ok, bad, err = s.bisect(ok, bad); err != nil {
+			return 0, err
+		}
+		err = s.confirm(ok)
+		if !errors.Is(err, errNotConfirmed) {
+			return ok, err
+		}
+		// Noise: ok was not OK a second time. Look below it.
+		bad = ok
+		ok, bad, err = s.bracket(roundRate(float64(ok)/(1+s.opt.Precision)/(1+s.opt.Precision)), bad)
+	}
+}
+
+// bracket finds an OK rate and, unless Max is OK, a higher rate that is
+// not, starting at start: doubling while OK (up to Max, or below bad when
+// a rate that is not OK is known), halving while not (down to Min).
+func (s *search) bracket(start, bad uint64) (ok, notOK uint64, err error) {
+	start = max(start, s.opt.Min)
+	good, err := s.try(start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if good {
+		ok = start
+		for {
+			r := min(ok*2, s.opt.Max)
+			if bad != 0 && r >= bad || r == ok {
+				return ok, bad, nil
+			}
+			if good, err = s.try(r); err != nil {
+				return 0, 0, err
+			}
+			if !good {
+				return ok, r, nil
+			}
+			ok = r
+		}
+	}
+	bad = start
+	for {
+		if bad <= s.opt.Min {
+			return 0, 0, fmt.Errorf("%w: %s, the lowest rate allowed, is not OK (see the trials' report.md, Fidelity)", ErrNoRate, units.FormatRate(s.opt.Min))
+		}
+		r := max(bad/2, s.opt.Min)
+		if good, err = s.try(r); err != nil {
+			return 0, 0, err
+		}
+		if good {
+			return r, bad, nil
+		}
+		bad = r
+	}
+}
+
+// bisect narrows [ok, bad) geometrically to the precision; bad 0 means
+// no rate above ok was found not OK.
+func (s *search) bisect(ok, bad uint64) (uint64, uint64, error) {
+	for bad != 0 && float64(bad) > float64(ok)*(1+s.opt.Precision) {
+		r := roundRate(math.Sqrt(float64(ok) * float64(bad)))
+		if r <= ok || r >= bad {
+			break
+		}
+		good, err := s.try(r)
+		if err != nil {
+			return 0, 0, err
+		}
+		if good {
+			ok = r
+		} else {
+			bad = r
+		}
+	}
+	return ok, bad, nil
+}
+
+var errNotConfirmed = errors.New("not confirmed")
+
+// confirm runs Confirm more trials at rate; all must be OK.
+func (s *search) confirm(rate uint64) error {
+	for range s.opt.Confirm {
+		good, err := s.try(rate)
+		if err != nil {
+			return err
+		}
+		if !good {
+			return errNotConfirmed
+		}
+	}
+	return nil
+}
+
+// try runs one trial at rate and reports whether it was OK.
+func (s *search) try(rate uint64) (bool, error) {
+	if err := s.ctx.Err(); err != nil {
+		return false, err
+	}
+	if len(s.res.Trials) >= maxTrials {
+		return false, fmt.Errorf("calibrate: no answer after %d trials; results at this machine's limit are not repeatable enough (try a larger --precision)", maxTrials)
+	}
+	n := len(s.res.Trials) + 1
+	sc, err := s.load(rate)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range sc.Cells {
+		c.Runs = c.Runs[:1] // one seed: the machine's limit, not the workload's variety, is measured
+	}
+	ro := s.opt.Runner
+	ro.Dir = filepath.Join(s.opt.Dir, fmt.Sprintf("trial-%02d-%s", n, units.FormatRate(rate)))
+	ro.Strict = false
+	start := time.Now()
+	sum, err := s.opt.run(s.ctx, sc, ro)
+	t := Trial{N: n, RateBps: rate, Dir: ro.Dir, Elapsed: time.Since(start)}
+	if sum != nil {
+		t.Verdict = sum.Fidelity.Verdict
+		t.OK, t.Reasons = judge(sum)
+	}
+	if err != nil {
+		t.OK = false
+		t.Reasons = append(t.Reasons, err.Error())
+	}
+	s.res.Trials = append(s.res.Trials, t)
+	if s.opt.Trial != nil {
+		s.opt.Trial(t)
+	}
+	if err != nil {
+		return false, fmt.Errorf("calibrate: trial %d at %s: %w", n, units.FormatRate(rate), err)
+	}
+	if prev, seen := s.okAt[rate]; seen && !prev {
+		t.OK = false
+	}
+	s.okAt[rate] = t.OK
+	return t.OK, nil
+}
+
+// judge says whether a trial's runs were all complete and OK, and why not.
+func judge(sum *runner.Summary) (bool, []string) {
+	var why []string
+	for _, c := range sum.Cells {
+		if c.CompleteRuns < c.Runs {
+			why = append(why, fmt.Sprintf("%s: %d of %d runs did not complete", c.Cell, c.Runs-c.CompleteRuns, c.Runs))
+		}
+	}
+	for _, r := range sum.Fidelity.Runs {
+		if r.Verdict == fidelity.OK {
+			continue
+		}
+		if len(r.Reasons) == 0 {
+			why = append(why, fmt.Sprintf("%s: verdict %s", r.Cell, r.Verdict))
+		}
+		for _, reason := range r.Reasons {
+			why = append(why, r.Cell+": "+reason)
+		}
+	}
+	if sum.Fidelity.Verdict != fidelity.OK && len(why) == 0 {
+		why = append(why, "verdict "+string(sum.Fidelity.Verdict))
+	}
+	return len(why) == 0, why
+}
+
+// fullRate is the fastest link rate of the scenario's first cell.
+func fullRate(sc *scenario.Scenario) uint64 {
+	if len(sc.Cells) == 0 || sc.Cells[0].Config.Topo() == nil {
+		return 0
+	}
+	return sc.Cells[0].Config.Topo().FullRate()
+}
+
+// roundRate rounds to 2 significant digits, so trials run at rates people
+// write (17Mbit, not 17.3205Mbit).
+func roundRate(r float64) uint64 {
+	if r < 1 {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(r))-1)
+	return uint64(math.Round(r/mag) * mag)
+}
+
+// Summary is a one-line account of the result.
+func (r *Result) Summary() string {
+	ok, bad := 0, 0
+	for _, t := range r.Trials {
+		if t.OK {
+			ok++
+		} else {
+			bad++
+		}
+	}
+	return fmt.Sprintf("%s: %s (%d trials: %d OK, %d not; precision %.0f%%)", r.Scenario, units.FormatRate(r.RateBps), len(r.Trials), ok, bad, r.Precision*100)
+}
+
+// reasonsLine joins a trial's reasons for a table cell.
+func reasonsLine(t Trial) string {
+	if t.OK {
+		return "OK"
+	}
+	return strings.Join(t.Reasons, "; ")
+}

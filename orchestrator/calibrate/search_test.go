@@ -1,0 +1,195 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+const testScenario = `name: calib
+topology: {kind: fattree, k: 4, links: {rate: 100Mbit}}
+rate: auto
+workload: {kind: permutation, size: 64KiB}
+compare:
+  transport: [rss, rss+pfld]
+`
+
+func loader(t *testing.T) Loader {
+	return func(rate uint64) (*scenario.Scenario, error) {
+		return scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"), []byte(testScenario), scenario.Options{Rate: rate})
+	}
+}
+
+// machineLimit fakes trials on a machine whose runs are OK up to limit,
+// except at rates listed in flaky, which fail their first trial.
+func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error), *[]uint64) {
+	var tried []uint64
+	failedOnce := map[uint64]bool{}
+	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*runner.Summary, error) {
+		rate := sc.Cells[0].Config.Topo().FullRate()
+		tried = append(tried, rate)
+		sum := &runner.Summary{Scenario: sc.Name}
+		v := fidelity.OK
+		if rate > limit {
+			v = fidelity.WARN
+		}
+		for _, f := range flaky {
+			if f == rate && !failedOnce[rate] {
+				failedOnce[rate] = true
+				v = fidelity.WARN
+			}
+		}
+		for _, c := range sc.Cells {
+			if len(c.Runs) != 1 {
+				return nil, errors.New("a trial must run one seed")
+			}
+			sum.Cells = append(sum.Cells, runner.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
+			rv := runner.RunVerdict{Cell: c.Name, Verdict: v}
+			if v != fidelity.OK {
+				rv.Reasons = []string{"WARN: CPU saturated"}
+			}
+			sum.Fidelity.Runs = append(sum.Fidelity.Runs, rv)
+		}
+		sum.Fidelity.Verdict = v
+		return sum, nil
+	}, &tried
+}
+
+func TestSearchFindsTheLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit uint64
+		start uint64
+	}{
+		{"up from below", 37 * units.Mbit, 5 * units.Mbit},
+		{"down from above", 37 * units.Mbit, 100 * units.Mbit},
+		{"at max", 20 * units.Gbit, 1 * units.Gbit},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, tried := machineLimit(tt.limit)
+			opt := Options{Dir: t.TempDir(), Start: tt.start, Max: 10 * units.Gbit, Precision: 0.1, Confirm: 1, run: run}
+			res, err := Search(context.Background(), loader(t), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := min(tt.limit, opt.Max)
+			if res.RateBps > want || float64(res.RateBps) < float64(want)/1.1/1.1 {
+				t.Errorf("found %s, want at most %s and within 10%% (trials at %v)", units.FormatRate(res.RateBps), units.FormatRate(want), *tried)
+			}
+			if n := len(res.Trials); n != len(*tried) || n > 15 {
+				t.Errorf("%d trials recorded, %d run", n, len(*tried))
+			}
+			last := res.Trials[len(res.Trials)-1]
+			if !last.OK || last.RateBps != res.RateBps {
+				t.Errorf("the last trial must confirm the result: %+v", last)
+			}
+			for _, tr := range res.Trials {
+				if tr.OK != (tr.RateBps <= tt.limit) {
+					t.Errorf("trial at %s judged OK=%v", units.FormatRate(tr.RateBps), tr.OK)
+				}
+				if !tr.OK && len(tr.Reasons) != 2 {
+					t.Errorf("trial at %s has reasons %q, want one per cell", units.FormatRate(tr.RateBps), tr.Reasons)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchStepsDownWhenNotConfirmed(t *testing.T) {
+	// 40 Mbit/s passes its first trial and fails its confirmation.
+	run, tried := machineLimit(45*units.Mbit, 0)
+	first := true
+	noisy := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+		sum, err := run(ctx, sc, ro)
+		if sc.Cells[0].Config.Topo().FullRate() == 40*units.Mbit {
+			if !first {
+				sum.Fidelity.Verdict = fidelity.WARN
+				sum.Fidelity.Runs[0].Verdict = fidelity.WARN
+			}
+			first = false
+		}
+		return sum, err
+	}
+	opt := Options{Dir: t.TempDir(), Start: 10 * units.Mbit, Max: 40 * units.Mbit, Precision: 0.1, Confirm: 1, run: noisy}
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps >= 40*units.Mbit || res.RateBps < 30*units.Mbit {
+		t.Errorf("found %s after an unconfirmed 40Mbit, want just below it (trials at %v)", units.FormatRate(res.RateBps), *tried)
+	}
+}
+
+func TestSearchNoRate(t *testing.T) {
+	run, _ := machineLimit(0)
+	opt := Options{Dir: t.TempDir(), Start: 8 * units.Mbit, Min: 2 * units.Mbit, run: run}
+	res, err := Search(context.Background(), loader(t), opt)
+	if !errors.Is(err, ErrNoRate) {
+		t.Fatalf("error %v, want ErrNoRate", err)
+	}
+	if len(res.Trials) != 3 { // 8, 4, 2
+		t.Errorf("%d trials, want 3 (8, 4 and 2 Mbit/s)", len(res.Trials))
+	}
+}
+
+func TestKeyLeavesTheRateOut(t *testing.T) {
+	l := loader(t)
+	a, _ := l(0)
+	b, _ := l(7 * units.Mbit)
+	fixed, err := scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"),
+		[]byte(testScenario[:len("name: calib\n")]+"topology: {kind: fattree, k: 4, links: {rate: 100Mbit}}\nrate: 25Mbit\nworkload: {kind: permutation, size: 64KiB}\ncompare:\n  transport: [rss, rss+pfld]\n"), scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"),
+		[]byte(testScenario+"host: {window: 32KiB}\n"), scenario.Options{})
+	ka, _ := Key(a, "v1")
+	kb, _ := Key(b, "v1")
+	kf, _ := Key(fixed, "v1")
+	ko, _ := Key(other, "v1")
+	kv, _ := Key(a, "v2")
+	if ka != kb || ka != kf {
+		t.Errorf("keys differ with the rate: auto %s, 7Mbit %s, fixed 25Mbit %s", ka, kb, kf)
+	}
+	if ko == ka || kv == ka {
+		t.Errorf("key does not change with the scenario (%s) or the version (%s)", ko, kv)
+	}
+}
+
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	c, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lookup("k") != nil {
+		t.Fatal("empty cache has an entry")
+	}
+	if err := c.Put(&Result{Key: "k", RateBps: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(&Result{Key: "k", RateBps: 7}); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c2.Lookup("k"); r == nil || r.RateBps != 7 || len(c2.Entries) != 1 {
+		t.Errorf("reopened cache: %+v", c2.Entries)
+	}
+}
+
+func TestRoundRate(t *testing.T) {
+	for in, want := range map[float64]uint64{17_320_508: 17_000_000, 1_414_213: 1_400_000, 99_600_000: 100_000_000, 0.2: 1} {
+		if got := roundRate(in); got != want {
+			t.Errorf("roundRate(%v) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package scenario
+
+import (
+	"strings"
+
+	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/orchestrator/units"
+	"gopkg.in/yaml.v3"
+)
+
+// RateInfo records how a cell's link rates were set, when not simply by
+// its topology.
+type RateInfo struct {
+	// Auto: the file says rate: auto, the highest rate at which this
+	// machine's runs of the scenario get an OK fidelity verdict, found by
+	// `ftlab bench calibrate`.
+	Auto bool `json:"auto,omitempty"`
+	// FullBps is the rate of the fabric's fastest link; every other link
+	// keeps its ratio to it. 0 while an auto rate is not calibrated.
+	FullBps uint64 `json:"full_bps"`
+	// TopologyBps is the fastest link rate the topology itself sets.
+	TopologyBps uint64 `json:"topology_bps"`
+	// Source says where FullBps came from: "scenario", "--rate", or a
+	// calibration.
+	Source string `json:"source,omitempty"`
+}
+
+const wantRate = "a rate such as 25Mbit, or auto"
+
+// rate decodes the rate field (and Options.Rate, which takes its place)
+// and scales the cell's topology to it.
+func (l *loader) rate(cfg *Config, t *topology.Topology, nodes map[string]*yaml.Node, w *topology.Walker,
+	scalar func(key, want string) (string, bool), pr *topology.Problems) {
+	var info *RateInfo
+	l.autoRate = false
+	if s, ok := scalar("rate", wantRate); ok {
+		switch v, err := units.ParseRate(s); {
+		case strings.EqualFold(strings.TrimSpace(s), "auto"):
+			info = &RateInfo{Auto: true}
+			l.autoRate = true
+		case err != nil:
+			pr.Add(w.Val("rate"), "rate", "%v; or auto: the highest rate at which this machine's runs get an OK fidelity verdict", err)
+		case v == 0:
+			pr.Add(w.Val("rate"), "rate", "must be greater than 0")
+		default:
+			info = &RateInfo{FullBps: v, Source: "scenario"}
+		}
+	}
+	if l.opt.Rate != 0 {
+		if info == nil {
+			info = &RateInfo{}
+		}
+		info.FullBps, info.Source = l.opt.Rate, l.opt.RateSource
+	}
+	cfg.Rate = info
+	if info == nil || t == nil {
+		return
+	}
+	info.TopologyBps = t.FullRate()
+	if info.FullBps != 0 {
+		t.ScaleRates(info.FullBps)
+	}
+}
+
+// NeedsRate reports whether a cell says rate: auto and no rate has been
+// given for it yet (LoadWith with Options.Rate): such a scenario can be
+// checked but not run.
+func (s *Scenario) NeedsRate() bool {
+	for _, c := range s.Cells {
+		if r := c.Config.Rate; r != nil && r.Auto && r.FullBps == 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+// asymmetric has a quarter-rate aggregation switch, so scaling must keep
+// two different rates apart.
+const asymmetric = `topology:
+  kind: fattree
+  k: 4
+  links: {rate: 100Mbit}
+  switches:
+    a0-1: {rate: 25Mbit}
+workload: {kind: permutation}
+`
+
+func rates(s *Scenario) (full, slow uint64) {
+	t := s.Cells[0].Config.Topo()
+	full = t.FullRate()
+	slow = full
+	for _, l := range t.Links {
+		slow = min(slow, l.Up.RateBps, l.Down.RateBps)
+	}
+	return full, slow
+}
+
+func TestRateScalesTheFabric(t *testing.T) {
+	s := mustParse(t, asymmetric+"rate: 20Mbit\n", nil)
+	full, slow := rates(s)
+	if full != 20*units.Mbit || slow != 5*units.Mbit {
+		t.Errorf("rate: 20Mbit gives links of %d and %d bit/s, want 20M and 5M", full, slow)
+	}
+	want := &RateInfo{FullBps: 20 * units.Mbit, TopologyBps: 100 * units.Mbit, Source: "scenario"}
+	if d := cmp.Diff(want, s.Cells[0].Config.Rate); d != "" {
+		t.Errorf("Rate (-want +got):\n%s", d)
+	}
+	// 1 MiB alone on a 20 Mbit/s path takes over 419 ms (at the
+	// topology's 100 Mbit/s, 84 ms).
+	if b := s.Cells[0].Runs[0].Bound; b == nil || b.CCT < 419*time.Millisecond {
+		t.Errorf("CCT bound does not use the scaled rate: %+v", b)
+	}
+	if s.NeedsRate() {
+		t.Error("a fixed rate needs no calibration")
+	}
+}
+
+func TestRateAuto(t *testing.T) {
+	s := mustParse(t, asymmetric+"rate: auto\n", nil)
+	if !s.NeedsRate() {
+		t.Fatal("rate: auto without a calibrated rate must need one")
+	}
+	if full, _ := rates(s); full != 100*units.Mbit {
+		t.Errorf("uncalibrated auto changed the rates: full %d", full)
+	}
+
+	s, err := ParseWith("s.yaml", []byte(asymmetric+"rate: auto\n"), Options{Rate: 8 * units.Mbit, RateSource: "calibration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.NeedsRate() {
+		t.Error("a calibrated rate still needs one")
+	}
+	full, slow := rates(s)
+	if full != 8*units.Mbit || slow != 2*units.Mbit {
+		t.Errorf("calibrated 8Mbit gives links of %d and %d bit/s, want 8M and 2M", full, slow)
+	}
+	want := &RateInfo{Auto: true, FullBps: 8 * units.Mbit, TopologyBps: 100 * units.Mbit, Source: "calibration"}
+	if d := cmp.Diff(want, s.Cells[0].Config.Rate); d != "" {
+		t.Errorf("Rate (-want +got):\n%s", d)
+	}
+}
+
+func TestRateOptionOverridesTheFile(t *testing.T) {
+	s, err := ParseWith("s.yaml", []byte(minimal+"rate: 50Mbit\n"), Options{Rate: 10 * units.Mbit, RateSource: "--rate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full, _ := rates(s); full != 10*units.Mbit {
+		t.Errorf("--rate 10Mbit gives %d bit/s", full)
+	}
+	if src := s.Cells[0].Config.Rate.Source; src != "--rate" {
+		t.Errorf("source %q, want --rate", src)
+	}
+}
+
+func TestRateErrors(t *testing.T) {
+	for _, tt := range []struct{ name, src, want string }{
+		{"unparseable", minimal + "rate: fast\n", `s.yaml:3:7: rate: `},
+		{"zero", minimal + "rate: 0Mbit\n", "s.yaml:3:7: rate: must be greater than 0"},
+		{"absolute degrade with auto", minimal + "rate: auto\nfaults:\n  - {kind: degrade, random: 1, rate: 10Mbit}\n",
+			"faults[0].rate: with rate: auto a degraded link's rate must be a fraction"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, tt.src, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	// A fraction is fine with auto.
+	mustParse(t, minimal+"rate: auto\nfaults:\n  - {kind: degrade, random: 1, rate: 25%}\n", nil)
+}

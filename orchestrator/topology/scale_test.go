@@ -1,0 +1,36 @@
+package topology
+
+import (
+	"testing"
+
+	"github.com/ftlab/ftlab/orchestrator/units"
+)
+
+func TestScaleRates(t *testing.T) {
+	topo, err := Load("../../topologies/asymmetric-k4.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := topo.FullRate()
+	ratio := map[string]float64{}
+	for _, l := range topo.Links {
+		ratio[l.Name] = float64(l.Up.RateBps) / float64(before)
+	}
+	topo.ScaleRates(10 * units.Mbit)
+	if got := topo.FullRate(); got != 10*units.Mbit {
+		t.Fatalf("FullRate after scaling = %d, want %d", got, 10*units.Mbit)
+	}
+	slow := 0
+	for _, l := range topo.Links {
+		want := ratio[l.Name] * float64(10*units.Mbit)
+		if d := float64(l.Up.RateBps) - want; d > 1 || d < -1 {
+			t.Errorf("%s up: %d bit/s, want %.0f (ratio kept)", l.Name, l.Up.RateBps, want)
+		}
+		if l.Up.RateBps < 10*units.Mbit {
+			slow++
+		}
+	}
+	if slow == 0 {
+		t.Error("asymmetric-k4 has no slower links after scaling; the ratio was lost")
+	}
+}
