@@ -19,6 +19,10 @@ type PortConfig struct {
 	BufferBytes uint64 // link model buffer (egress queue capacity)
 	ECNBytes    uint64 // CE-mark ECT packets above this backlog; 0 = off
 	Uplink      int    // uplink index of this port, or -1 for a downlink
+	// Mark is the skb mark stamped on packets queued for the port in
+	// shaped mode, so a DequeueMonitor can tell the port's dequeues from
+	// every other qdisc's; 0 stamps nothing.
+	Mark uint32
 }
 
 func (s *Switch) checkPort(port int) error {
@@ -74,6 +78,7 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 		BufferBytes: pc.BufferBytes,
 		EcnBytes:    pc.ECNBytes,
 		HistWidth:   max(1, pc.BufferBytes/HistBuckets),
+		Mark:        pc.Mark,
 	}
 	if pc.Up {
 		v.AdminUp = 1

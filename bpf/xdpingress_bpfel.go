@@ -76,7 +76,7 @@ type xdpIngressPortCfg struct {
 	CorruptAll  uint8
 	Pad0        uint8
 	Uplink      int32
-	Pad1        uint32
+	Mark        uint32
 	RateBps     uint64
 	BufferBytes uint64
 	EcnBytes    uint64

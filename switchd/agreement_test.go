@@ -41,6 +41,11 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 	params := l.topo.Links[ref.Link].Params(ref.Side) // the direction leaving e0-0
 	rate, buffer := float64(params.RateBps), float64(params.BufferBytes)
 
+	dq, err := l.control().WatchDequeues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dq.Close() })
 	ctr := newRxCounter(t)
 	ctr.attach(t, l, receiver)
 	stop := make(chan struct{})
@@ -103,6 +108,28 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 	stats, err := l.control().Stats()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := dq.Fill(stats); err != nil {
+		t.Fatal(err)
+	}
+	// The dequeue monitor saw the bottleneck's real queue drain: almost
+	// every dequeue left a backlog, served at the link rate (HTB cannot go
+	// faster; slower is the fidelity figure above).
+	for _, p := range stats {
+		if p.Dequeue == nil {
+			t.Fatalf("%s port %d: no dequeue statistics", p.Switch, p.Port)
+		}
+		if p.Switch != bottleneck || p.Port != port {
+			continue
+		}
+		d := p.Dequeue
+		t.Logf("bottleneck dequeues: %+v, %.2f Mbit/s while backlogged", *d, d.BusyRateBps()/1e6)
+		if d.Dequeues < uint64(p.Qdisc.SentPackets)*9/10 || d.BusyGaps < d.Dequeues*3/4 {
+			t.Errorf("bottleneck: %d dequeues (%d busy) of %d packets the qdisc sent: the monitor misses them", d.Dequeues, d.BusyGaps, p.Qdisc.SentPackets)
+		}
+		if r := d.BusyRateBps(); r > 1.05*rate || r < 0.5*rate {
+			t.Errorf("bottleneck served %.2f Mbit/s while backlogged on a %.0f Mbit/s link", r/1e6, rate/1e6)
+		}
 	}
 	for _, p := range stats {
 		if p.Counters.TxPackets == 0 {

@@ -190,6 +190,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		if err := sw.SetPort(i, bpf.PortConfig{
 			Ifindex: links[i].Attrs().Index, MAC: self.MAC, PeerMAC: t.Peer(p).MAC, Up: true,
 			RateBps: params.RateBps, BufferBytes: params.BufferBytes, ECNBytes: params.ECNBytes, Uplink: uplink,
+			Mark: PortMark(pinRoot, index, i),
 		}); err != nil {
 			return err
 		}

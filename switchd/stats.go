@@ -20,12 +20,15 @@ type PortStats struct {
 	Ifname string `json:"ifname"`
 	Link   string `json:"link"`
 	// Direction of the traffic leaving this port, e.g. "E->A", "C->A".
-	Direction string              `json:"direction"`
-	Stage     topology.Stage      `json:"stage"`
-	Counters  bpf.PortCounters    `json:"counters"`
-	Queue     bpf.QueueStats      `json:"queue"`
-	Qdisc     *shaping.Stats      `json:"qdisc,omitempty"`
-	Params    topology.LinkParams `json:"params"`
+	Direction string           `json:"direction"`
+	Stage     topology.Stage   `json:"stage"`
+	Counters  bpf.PortCounters `json:"counters"`
+	Queue     bpf.QueueStats   `json:"queue"`
+	Qdisc     *shaping.Stats   `json:"qdisc,omitempty"`
+	// Dequeue is how the real egress queue drained (shaped mode, when a
+	// DequeueWatch ran; see Lab.WatchDequeues).
+	Dequeue *bpf.DequeueStats   `json:"dequeue,omitempty"`
+	Params  topology.LinkParams `json:"params"`
 }
 
 // roleLetter abbreviates a role for direction labels.

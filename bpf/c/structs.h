@@ -35,7 +35,7 @@ struct port_cfg {
 	__u8 corrupt_all;   /* 1: probability 1.0, drop every frame */
 	__u8 pad0;
 	__s32 uplink;       /* uplink index of this port, -1 for downlinks */
-	__u32 pad1;
+	__u32 mark;         /* skb->mark of packets queued for the port (qdisc_monitor); 0 = none */
 	__u64 rate_bps;     /* link model rate, bits per second; 0 = no model */
 	__u64 buffer_bytes; /* link model buffer */
 	__u64 ecn_bytes;    /* CE-mark ECT packets above this backlog; 0 = off */
@@ -96,4 +96,19 @@ struct route_val {
 struct pointer {
 	__u32 counter;
 	__u8 order[MAX_UPLINKS]; /* uplink indexes; rr ignores it (identity) */
+};
+
+/* What qdisc_monitor measured of one port's real egress queue (dq_ports).
+ * A busy gap is the time from one dequeue that left the qdisc backlogged
+ * to the next: the link serializing the earlier packet, so busy_bytes
+ * sums those earlier packets' lengths. */
+struct dq_stats {
+	__u64 dequeues;   /* packets dequeued */
+	__u64 bytes;      /* their bytes (skb->len: the Ethernet frame) */
+	__u64 busy_gaps;  /* dequeues that followed one leaving a backlog */
+	__u64 busy_ns;    /* sum of those gaps */
+	__u64 busy_bytes; /* bytes served in them */
+	__u64 last_ns;    /* time of the latest dequeue */
+	__u32 last_len;   /* its length */
+	__u32 last_qlen;  /* packets it left in the qdisc */
 };

@@ -154,5 +154,8 @@ int tc_shaped(struct __sk_buff *skb)
 	}
 	ec->tx_packets += 1;
 	ec->tx_bytes += skb->len;
+	/* Lets qdisc_monitor find the packet when the link dequeues it (the
+	 * mark is scrubbed when the veth hands it to the peer namespace). */
+	skb->mark = epc->mark;
 	return bpf_redirect(epc->ifindex, 0);
 }

@@ -6,35 +6,26 @@ import (
 )
 
 // SaturatedLinks picks the saturated link directions among a run's switch
-// ports (see SaturatedBacklogBytes) and measures each: bytes forwarded
-// over the link model's busy window, from its first arrival to when its
-// queue last emptied. Ports without a modelled rate (line-rate) are left
-// out.
-func SaturatedLinks(ports []switchd.PortStats) []LinkInput {
+// ports and measures each from its real egress queue (PortStats.Dequeue,
+// see switchd.DequeueWatch): the rate it served packets at while it had
+// packets queued, and its mean service gap against the ideal one. A
+// direction is saturated when at least SaturatedMinGaps of its dequeues,
+// and SaturatedBusyShare of them, left packets queued. Ports without a
+// rate (line-rate) or dequeue measurements are left out, and so are the
+// links in skip (ones whose rate a fault changed during the run).
+func SaturatedLinks(ports []switchd.PortStats, skip map[string]bool) []LinkInput {
 	var out []LinkInput
 	for _, p := range ports {
-		q, c, rate := p.Queue, p.Counters, p.Params.RateBps
-		if rate == 0 || c.TxPackets == 0 || q.FirstNs == 0 {
+		d, rate := p.Dequeue, p.Params.RateBps
+		if rate == 0 || d == nil || skip[p.Link] || d.BusyGaps < SaturatedMinGaps ||
+			float64(d.BusyGaps) < SaturatedBusyShare*float64(d.Dequeues) {
 			continue
 		}
-		var arrivals uint64
-		for _, n := range q.Hist {
-			arrivals += n
-		}
-		if arrivals == 0 || q.MeanBacklog() < SaturatedBacklogBytes ||
-			float64(arrivals-q.Hist[0])/float64(arrivals) < SaturatedBusyArrivals {
-			continue
-		}
-		end := max(q.LastNs, q.NextDepartNs)
-		if end <= q.FirstNs {
-			continue
-		}
-		window := float64(end - q.FirstNs)
 		out = append(out, LinkInput{
 			Switch: p.Switch, Port: p.Port, Link: p.Link, Direction: p.Direction, RateBps: rate,
-			AchievedBps: float64(c.TxBytes*8) / (window / 1e9), MeanBacklog: q.MeanBacklog(),
-			MeanGapNs:  window / float64(c.TxPackets),
-			IdealGapNs: float64(c.TxBytes) / float64(c.TxPackets) * 8 / float64(rate) * 1e9,
+			AchievedBps: d.BusyRateBps(), MeanBacklog: p.Queue.MeanBacklog(), BusyGaps: d.BusyGaps,
+			MeanGapNs:  float64(d.BusyNs) / float64(d.BusyGaps),
+			IdealGapNs: float64(d.BusyBytes) / float64(d.BusyGaps) * 8 / float64(rate) * 1e9,
 		})
 	}
 	return out

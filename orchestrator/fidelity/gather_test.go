@@ -29,21 +29,29 @@ func TestUnexplainedDrops(t *testing.T) {
 }
 
 func TestSaturatedLinks(t *testing.T) {
-	busy := bpf.QueueStats{FirstNs: 1e9, LastNs: 2e9, NextDepartNs: 2e9, BacklogByteNs: 3000 * 1e9}
-	busy.Hist[0], busy.Hist[1] = 10, 90
-	idle := busy
-	idle.Hist[0], idle.Hist[1] = 90, 10
+	q := bpf.QueueStats{FirstNs: 1e9, LastNs: 2e9, BacklogByteNs: 3000 * 1e9}
 	params := topology.LinkParams{RateBps: 24e6}
+	// 1500-byte frames: 500 µs each at 24 Mbit/s. Busy: 1000 of 2000
+	// dequeues left a backlog, served in 600 ms: 20 Mbit/s.
+	busy := &bpf.DequeueStats{Dequeues: 2000, Bytes: 3e6, BusyGaps: 1000, BusyNs: 600e6, BusyBytes: 1.5e6}
+	mostlyIdle := &bpf.DequeueStats{Dequeues: 2000, Bytes: 3e6, BusyGaps: 400, BusyNs: 200e6, BusyBytes: 6e5}
+	few := &bpf.DequeueStats{Dequeues: 99, Bytes: 148500, BusyGaps: 99, BusyNs: 49.5e6, BusyBytes: 148500}
 	ports := []switchd.PortStats{
-		{Switch: "e0", Port: 2, Direction: "E->A", Params: params, Queue: busy, Counters: bpf.PortCounters{TxPackets: 2000, TxBytes: 3e6}},
-		{Switch: "e0", Port: 3, Direction: "E->A", Params: params, Queue: idle, Counters: bpf.PortCounters{TxPackets: 2000, TxBytes: 3e6}},
-		{Switch: "e0", Port: 4, Direction: "E->A", Queue: busy, Counters: bpf.PortCounters{TxPackets: 2000, TxBytes: 3e6}},
+		{Switch: "e0", Port: 2, Link: "e0~a0", Direction: "E->A", Params: params, Queue: q, Dequeue: busy},
+		{Switch: "e0", Port: 3, Link: "e0~a1", Direction: "E->A", Params: params, Queue: q, Dequeue: mostlyIdle},
+		{Switch: "e0", Port: 4, Link: "e0~a2", Direction: "E->A", Params: params, Queue: q, Dequeue: few},
+		{Switch: "e0", Port: 5, Link: "e0~a3", Direction: "E->A", Queue: q, Dequeue: busy},                 // line rate
+		{Switch: "e0", Port: 6, Link: "e0~a4", Direction: "E->A", Params: params, Queue: q},                // not measured
+		{Switch: "e0", Port: 7, Link: "e0~a5", Direction: "E->A", Params: params, Queue: q, Dequeue: busy}, // rate changed
 	}
-	got := SaturatedLinks(ports)
-	want := []LinkInput{{Switch: "e0", Port: 2, Direction: "E->A", RateBps: 24e6, AchievedBps: 24e6, MeanBacklog: 3000,
-		MeanGapNs: 500e3, IdealGapNs: 500e3}}
+	got := SaturatedLinks(ports, map[string]bool{"e0~a5": true})
+	want := []LinkInput{{Switch: "e0", Port: 2, Link: "e0~a0", Direction: "E->A", RateBps: 24e6, AchievedBps: 20e6, MeanBacklog: 3000,
+		BusyGaps: 1000, MeanGapNs: 600e3, IdealGapNs: 500e3}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("SaturatedLinks (-want +got):\n%s", d)
+	}
+	if v := Judge(Inputs{Links: got}); v.Verdict != WARN {
+		t.Errorf("a link serving at 83%% of its rate: verdict %s, want WARN", v.Verdict)
 	}
 }
 

@@ -44,14 +44,15 @@ const (
 	// MaxPacingError: senders' gaps longer than intended by more than this
 	// share (1 - intended/actual, over all paced gaps) give WARN.
 	MaxPacingError = 0.10
-	// MinLinkRate: a saturated link that achieved less than this share of
-	// its configured rate gives WARN.
+	// MinLinkRate: a saturated link whose real queue served packets at
+	// less than this share of its configured rate while it had packets
+	// queued gives WARN.
 	MinLinkRate = 0.95
-	// SaturatedBacklogBytes and SaturatedBusyArrivals define a saturated
-	// link direction: a mean link-model backlog of at least one MTU, and
-	// at least this share of arrivals finding the queue non-empty.
-	SaturatedBacklogBytes = 1500
-	SaturatedBusyArrivals = 0.5
+	// SaturatedMinGaps and SaturatedBusyShare define a saturated link
+	// direction: at least this many of its dequeues, and this share of
+	// them, left packets queued behind them.
+	SaturatedMinGaps   = 100
+	SaturatedBusyShare = 0.25
 	// Same-EV reordering (when checked) and unexplained drops: any gives
 	// FAIL.
 )
@@ -62,11 +63,13 @@ type LinkInput struct {
 	Port        int     `json:"port"`
 	Link        string  `json:"link"`
 	Direction   string  `json:"direction"`
-	RateBps     uint64  `json:"rate_bps"`     // configured
-	AchievedBps float64 `json:"achieved_bps"` // bytes sent over the queue's busy window
-	MeanBacklog float64 `json:"mean_backlog_bytes"`
-	// MeanGapNs is the mean time between departures over the busy window;
-	// IdealGapNs the serialization time of the mean packet at RateBps.
+	RateBps     uint64  `json:"rate_bps"`           // configured
+	AchievedBps float64 `json:"achieved_bps"`       // served while packets were queued
+	MeanBacklog float64 `json:"mean_backlog_bytes"` // the link model's time average
+	BusyGaps    uint64  `json:"busy_gaps"`          // dequeues that left packets queued
+	// MeanGapNs is the mean time from a dequeue that left packets queued
+	// to the next; IdealGapNs the serialization time of the packets
+	// served in those gaps at RateBps.
 	MeanGapNs  float64 `json:"mean_gap_ns"`
 	IdealGapNs float64 `json:"ideal_gap_ns"`
 }
@@ -111,7 +114,10 @@ type Inputs struct {
 	// ECMP and no link failed during the run); ReorderedSameEV then counts
 	// first copies that arrived after a higher PSN of their flow on the
 	// same EV.
-	OrderChecked    bool        `json:"order_checked"`
+	OrderChecked bool `json:"order_checked"`
+	// LinksUnmeasured says why the links' real queues were not measured
+	// (shaped mode only; empty when they were or in line-rate mode).
+	LinksUnmeasured string      `json:"links_unmeasured,omitempty"`
 	ReorderedSameEV int         `json:"reordered_same_ev"`
 	Drops           []DropInput `json:"unexplained_drops,omitempty"`
 }
@@ -148,6 +154,9 @@ func Judge(in Inputs) Report {
 		flag(WARN, "senders' pacing error %.1f%% (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late)",
 			100*e, 100*MaxPacingError, 100*in.Pacing.WorstError, float64(in.Pacing.MaxLateNs)/1e6)
 	}
+	if in.LinksUnmeasured != "" {
+		flag(WARN, "link rates not measured: %s", in.LinksUnmeasured)
+	}
 	var slow []LinkInput
 	for _, l := range in.Links {
 		if l.RateBps > 0 && l.AchievedBps < MinLinkRate*float64(l.RateBps) {
@@ -159,7 +168,7 @@ func Judge(in Inputs) Report {
 			return compareFloat(a.AchievedBps/float64(a.RateBps), b.AchievedBps/float64(b.RateBps))
 		})
 		w := slow[0]
-		flag(WARN, "%d of %d saturated link directions below %.0f%% of their rate (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs)",
+		flag(WARN, "%d of %d saturated link directions served below %.0f%% of their rate while backlogged (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs)",
 			len(slow), len(in.Links), 100*MinLinkRate, w.Direction, w.Switch, w.Port, 100*w.AchievedBps/float64(w.RateBps),
 			w.MeanGapNs/1e3, w.IdealGapNs/1e3)
 	}

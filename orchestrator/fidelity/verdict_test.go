@@ -71,13 +71,19 @@ func TestJudge(t *testing.T) {
 			wantReasons: []string{"WARN: senders' pacing error 20.0% (limit 10%; worst flow 30.0%, latest departure 2.00ms late)"},
 		},
 		{
+			name:        "links not measured",
+			in:          Inputs{LinksUnmeasured: "bpf: qdisc monitor: this kernel cannot attach raw tracepoints"},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: link rates not measured: bpf: qdisc monitor: this kernel cannot attach raw tracepoints"},
+		},
+		{
 			name: "saturated link below its rate",
 			in: Inputs{Links: []LinkInput{fullLink,
 				{Switch: "a0-1", Port: 3, Direction: "A->C", RateBps: 25e6, AchievedBps: 20e6, MeanGapNs: 600e3, IdealGapNs: 480e3},
 				{Switch: "a0-0", Port: 2, Direction: "A->C", RateBps: 25e6, AchievedBps: 23e6, MeanGapNs: 520e3, IdealGapNs: 480e3},
 			}},
 			wantVerdict: WARN,
-			wantReasons: []string{"WARN: 2 of 3 saturated link directions below 95% of their rate (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs)"},
+			wantReasons: []string{"WARN: 2 of 3 saturated link directions served below 95% of their rate while backlogged (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs)"},
 		},
 	}
 	for _, tt := range tests {

@@ -11,8 +11,9 @@ import (
 // judge gathers a finished run's fidelity inputs and gives its verdict.
 func judge(r *RunResult, cell *scenario.Cell, run *scenario.Run, cpu *fidelity.CPUStats) *fidelity.Report {
 	in := fidelity.Inputs{
-		CPU: cpu, Links: fidelity.SaturatedLinks(r.Ports), Pacing: fidelity.Pacing(r.Flows),
+		CPU: cpu, Links: fidelity.SaturatedLinks(r.Ports, rateChanged(run)), Pacing: fidelity.Pacing(r.Flows),
 		Drops: fidelity.UnexplainedDrops(r.Ports), OrderChecked: orderChecked(cell.Config, run),
+		LinksUnmeasured: r.linksUnmeasured,
 	}
 	for _, m := range r.Messages {
 		if m.Received != nil {
@@ -21,6 +22,18 @@ func judge(r *RunResult, cell *scenario.Cell, run *scenario.Run, cpu *fidelity.C
 	}
 	rep := fidelity.Judge(in)
 	return &rep
+}
+
+// rateChanged names the links whose rate a fault changes in the run: their
+// configured rate is not the one they ran at throughout.
+func rateChanged(run *scenario.Run) map[string]bool {
+	m := map[string]bool{}
+	for _, a := range run.Timeline {
+		if a.Op == scenario.OpSetRate {
+			m[a.Link] = true
+		}
+	}
+	return m
 }
 
 // orderChecked reports whether an EV is one FIFO path in a run: every
@@ -99,7 +112,7 @@ func fidelityOf(meta *RunMeta) FidelitySummary {
 // writeFidelity renders report.md's Fidelity section.
 func writeFidelity(b *strings.Builder, f FidelitySummary) {
 	b.WriteString("\n## Fidelity\n\nDo the numbers reflect the emulated network, or the machine? ")
-	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders' pacing error above %.0f%%, or a saturated link below %.0f%% of its rate. ",
+	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders' pacing error above %.0f%%, a saturated link whose real queue served below %.0f%% of its rate while backlogged, or link queues not measured. ",
 		100*fidelity.MaxCPUSaturated, 100*fidelity.MaxPacingError, 100*fidelity.MinLinkRate)
 	b.WriteString("FAIL: packets reordered within one path (same EV, checked when every layer runs ECMP and no link fails), or lost with no configured cause.\n\n")
 	switch {

@@ -45,7 +45,9 @@ type RunResult struct {
 	Messages   []*MessageResult       `json:"-"`
 	Flows      []transport.FlowRecord `json:"-"`
 	Ports      []switchd.PortStats    `json:"-"`
-	Faults     []FaultEvent           `json:"faults,omitempty"`
+	// linksUnmeasured: why the links' real queues were not measured.
+	linksUnmeasured string
+	Faults          []FaultEvent `json:"faults,omitempty"`
 	// StartMonoNs is CLOCK_MONOTONIC at the run's start, the time base of
 	// the agents' records (Flows).
 	StartMonoNs int64 `json:"start_mono_ns,omitempty"`

@@ -48,13 +48,17 @@ type linkRow struct {
 	Trimmed, CEMarked, MaxBacklog                    uint64
 	MeanBacklog                                      float64
 	QdiscDrops                                       string // empty when the port had no qdisc (line-rate)
+	// The real egress queue, measured by the dequeue monitor; empty when
+	// it was not (line-rate): packets dequeued, dequeues that left a
+	// backlog, and the rate served while backlogged.
+	Dequeues, BusyGaps, BusyRateBps string
 }
 
 var linksHeader = []string{
 	"cell", "repetition", "switch", "port", "ifname", "link", "direction", "stage", "rate_bps", "buffer_bytes",
 	"tx_packets", "tx_bytes", "utilization", "rx_packets", "drop_corrupt", "drop_buffer", "drop_link_down",
 	"drop_no_route", "drop_ttl", "drop_malformed", "drop_non_ipv4", "trimmed", "ce_marked",
-	"max_backlog_bytes", "mean_backlog_bytes", "qdisc_drops",
+	"max_backlog_bytes", "mean_backlog_bytes", "qdisc_drops", "dequeues", "busy_gaps", "busy_rate_bps",
 }
 
 // subflowRow is one line of subflows.csv: one EV change of one subflow of
@@ -140,6 +144,9 @@ func linkRowsOf(r *RunResult) []linkRow {
 		if p.Qdisc != nil {
 			row.QdiscDrops = strconv.FormatUint(uint64(p.Qdisc.Drops), 10)
 		}
+		if d := p.Dequeue; d != nil {
+			row.Dequeues, row.BusyGaps, row.BusyRateBps = fmtU(d.Dequeues), fmtU(d.BusyGaps), fmtF(d.BusyRateBps(), 0)
+		}
 		rows = append(rows, row)
 	}
 	return rows
@@ -167,7 +174,7 @@ func (l linkRow) record() []string {
 		fmtU(l.RateBps), fmtU(l.BufferBytes), fmtU(l.TxPackets), fmtU(l.TxBytes), fmtF(l.Utilization, 4), fmtU(l.RxPackets),
 		fmtU(l.DropCorrupt), fmtU(l.DropBuffer), fmtU(l.DropLinkDown), fmtU(l.DropNoRoute), fmtU(l.DropTTL),
 		fmtU(l.DropMalformed), fmtU(l.DropNonIPv4), fmtU(l.Trimmed), fmtU(l.CEMarked), fmtU(l.MaxBacklog),
-		fmtF(l.MeanBacklog, 1), l.QdiscDrops}
+		fmtF(l.MeanBacklog, 1), l.QdiscDrops, l.Dequeues, l.BusyGaps, l.BusyRateBps}
 }
 
 func (s subflowRow) record() []string {
@@ -261,7 +268,8 @@ func parseLinkRow(rec []string) (linkRow, error) {
 		Direction: r.str(), Stage: r.str(), RateBps: r.u64(), BufferBytes: r.u64(), TxPackets: r.u64(), TxBytes: r.u64(),
 		Utilization: r.f64(), RxPackets: r.u64(), DropCorrupt: r.u64(), DropBuffer: r.u64(), DropLinkDown: r.u64(),
 		DropNoRoute: r.u64(), DropTTL: r.u64(), DropMalformed: r.u64(), DropNonIPv4: r.u64(), Trimmed: r.u64(),
-		CEMarked: r.u64(), MaxBacklog: r.u64(), MeanBacklog: r.f64(), QdiscDrops: r.str()}
+		CEMarked: r.u64(), MaxBacklog: r.u64(), MeanBacklog: r.f64(), QdiscDrops: r.str(),
+		Dequeues: r.str(), BusyGaps: r.str(), BusyRateBps: r.str()}
 	return l, r.err
 }
 

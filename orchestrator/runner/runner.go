@@ -14,6 +14,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // Options configure a scenario run.
@@ -261,6 +262,17 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	if err := ctl.ResetStats(); err != nil {
 		return fail(err)
 	}
+	// The links' real queues are measured in shaped mode; a kernel that
+	// cannot (no raw tracepoints) still runs, with the verdict saying so.
+	var dq *switchd.DequeueWatch
+	if cell.Config.DataPlane == scenario.Shaped {
+		var err error
+		if dq, err = ctl.WatchDequeues(); err != nil {
+			r.linksUnmeasured = err.Error()
+		} else {
+			defer dq.Close()
+		}
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cpu := fidelity.NewSampler()
@@ -392,6 +404,9 @@ drainLoop:
 	r.Duration = time.Since(start)
 	if ports, err := ctl.Stats(); err == nil {
 		r.Ports = ports
+		if dq != nil {
+			loopErr = errors.Join(loopErr, dq.Fill(ports))
+		}
 	} else {
 		loopErr = errors.Join(loopErr, err)
 	}

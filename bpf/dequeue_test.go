@@ -1,0 +1,81 @@
+package bpf
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/ftlab/ftlab/switchd/shaping"
+)
+
+// TestDequeueMonitor sends a burst of marked frames into a real HTB qdisc
+// at 20 Mbit/s and checks what qdisc_monitor measured of its dequeues:
+// every watched frame counted once, the others not at all, and busy gaps
+// that add up to the link's rate (HTB cannot send faster; a monitor that
+// paired gaps with the wrong packets or counted idle time would be far
+// off).
+func TestDequeueMonitor(t *testing.T) {
+	l := newLab(t)
+	a, b := l.newNS(), l.newNS()
+	ia, _ := l.veth(a, "dqa", portMAC(1), b, "dqb", peerMAC(1), 1500)
+	l.waitUp(a, "dqa")
+	l.waitUp(b, "dqb")
+	const rate = 20_000_000
+	h, err := netlink.NewHandleAt(a)
+	must(t, err)
+	defer h.Close()
+	dqa, err := h.LinkByName("dqa")
+	must(t, err)
+	must(t, shaping.Install(h, dqa, shaping.Link{RateBps: rate, BufferBytes: 1 << 20, MTU: 1500}))
+
+	m, err := StartDequeueMonitor(0)
+	must(t, err)
+	t.Cleanup(func() { m.Close() })
+	const watched, other = 0x7f000101, 0x7f000102
+	must(t, m.Watch(watched))
+	if err := m.Watch(0); err == nil {
+		t.Error("Watch(0) accepted")
+	}
+
+	fd := l.packetSocket(a, ia)
+	f := frame{srcMAC: portMAC(1), dstMAC: peerMAC(1), payload: 958}.bytes() // 1000-byte frames
+	const n, nOther = 200, 20
+	must(t, unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, other))
+	for range nOther {
+		send(t, fd, ia, f)
+	}
+	must(t, unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, watched))
+	for range n {
+		send(t, fd, ia, f)
+	}
+
+	var st DequeueStats
+	deadline := time.Now().Add(10 * time.Second) // the burst drains in 88 ms at 20 Mbit/s
+	for {
+		st, err = m.Stats(watched)
+		must(t, err)
+		if st.Dequeues >= n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%+v: %.2f Mbit/s while busy", st, st.BusyRateBps()/1e6)
+	if st.Dequeues != n || st.Bytes != uint64(n*len(f)) {
+		t.Errorf("counted %d dequeues of %d bytes, want %d of %d", st.Dequeues, st.Bytes, n, n*len(f))
+	}
+	// The other-mark frames went first, so every watched frame but the
+	// last found others queued behind it: nearly all gaps are busy.
+	if st.BusyGaps < n*3/4 || st.BusyBytes != st.BusyGaps*uint64(len(f)) {
+		t.Errorf("%d busy gaps serving %d bytes, want at least %d gaps of %d bytes", st.BusyGaps, st.BusyBytes, n*3/4, len(f))
+	}
+	if r := st.BusyRateBps(); r > 1.2*rate || r < 0.5*rate {
+		t.Errorf("busy rate %.2f Mbit/s, want about %d", r/1e6, rate/1_000_000)
+	}
+	if _, err := m.Stats(other); err == nil {
+		t.Error("an unwatched mark has statistics")
+	}
+	must(t, m.Close())
+	must(t, m.Close())
+}

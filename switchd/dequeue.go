@@ -1,0 +1,82 @@
+package switchd
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/orchestrator/topology"
+)
+
+// PortMark is the skb mark tc_shaped stamps on packets queued for port
+// of the node at index node in the topology: the lab's tag (from its pin
+// root, unique per lab) in the top byte and node and port below, so a
+// dequeue monitor tells every port of every running lab apart.
+func PortMark(pinRoot string, node, port int) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(pinRoot))
+	tag := h.Sum32() & 0x7f // never 0 below with the +1, never 0xff..
+	id := uint32(node)*uint32(bpf.MaxPorts) + uint32(port) + 1
+	return (tag+1)<<24 | id&0xffffff
+}
+
+// DequeueWatch measures the real egress queues (HTB qdiscs) of a shaped
+// lab's switch ports from WatchDequeues until Close: how fast each link
+// served packets while it had them queued. See bpf.DequeueMonitor.
+type DequeueWatch struct {
+	mon   *bpf.DequeueMonitor
+	marks map[portRef]uint32
+}
+
+type portRef struct {
+	node string
+	port int
+}
+
+// WatchDequeues starts measuring every switch port's egress queue. Only
+// the eBPF data plane in shaped mode queues packets in qdiscs.
+func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
+	if l.Config.DataPlane != DataPlaneBPF || l.Config.Mode != ModeShaped {
+		return nil, fmt.Errorf("dequeue monitor: only the eBPF data plane in shaped mode queues in qdiscs")
+	}
+	marks := map[portRef]uint32{}
+	for i := range l.Topo.Nodes {
+		n := &l.Topo.Nodes[i]
+		if n.Role == topology.RoleHost {
+			continue
+		}
+		for p := range n.Ports {
+			marks[portRef{n.Name, p}] = PortMark(l.PinRoot, i, p)
+		}
+	}
+	mon, err := bpf.StartDequeueMonitor(len(marks))
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range marks {
+		if err := mon.Watch(m); err != nil {
+			return nil, errors.Join(err, mon.Close())
+		}
+	}
+	return &DequeueWatch{mon: mon, marks: marks}, nil
+}
+
+// Fill sets the Dequeue statistics of every port in ports.
+func (w *DequeueWatch) Fill(ports []PortStats) error {
+	for i := range ports {
+		m, ok := w.marks[portRef{ports[i].Switch, ports[i].Port}]
+		if !ok {
+			continue
+		}
+		d, err := w.mon.Stats(m)
+		if err != nil {
+			return err
+		}
+		ports[i].Dequeue = &d
+	}
+	return nil
+}
+
+// Close stops measuring. Safe to call more than once.
+func (w *DequeueWatch) Close() error { return w.mon.Close() }
