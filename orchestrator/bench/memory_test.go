@@ -113,8 +113,12 @@ func TestMemoryRepetitions(t *testing.T) {
 			t.Errorf("%s: the simulator is deterministic, got range %v–%v", r.Figure, r.Spread.Min, r.Spread.Max)
 		}
 	}
-	if rows[0].Value <= 0 || rows[0].Baseline <= 0 {
-		t.Errorf("kernel memory %+v: want positive value and baseline", rows[0])
+	// The kernel rows are machine-wide (other tests free memory meanwhile)
+	// and may even come out negative; this process's RSS may not.
+	for _, r := range rows {
+		if strings.Contains(r.Figure, "RSS after up") && (r.Value <= 0 || r.Baseline <= 0) {
+			t.Errorf("%+v: want positive RSS with and without the lab", r)
+		}
 	}
 	var md bytes.Buffer
 	if err := back.Markdown(&md); err != nil {

@@ -20,7 +20,7 @@ import (
 const (
 	DefaultMin       = 1 * units.Mbit
 	DefaultMax       = 10 * units.Gbit
-	DefaultPrecision = 0.15
+	DefaultPrecision = 0.25
 	DefaultConfirm   = 1 // ftlab bench calibrate's; Options{} confirms nothing
 	// maxTrials bounds a search whatever the options: doubling from 1 Mbit/s
 	// to 10 Gbit/s takes 14 trials, bisecting to 1% another 8.

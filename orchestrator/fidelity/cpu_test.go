@@ -46,8 +46,13 @@ func TestSamplerReadsAFile(t *testing.T) {
 	s := &Sampler{path: path, interval: 5 * time.Millisecond}
 	s.Start()
 	time.Sleep(20 * time.Millisecond)
-	// Fully busy from here: only user time grows.
-	if err := os.WriteFile(path, []byte("cpu0 1150 0 150 400 0 0 50 0 0 0\ncpu1 1150 0 150 400 0 0 50 0 0 0\n"), 0o644); err != nil {
+	// Fully busy from here: only user time grows. Replaced by a rename,
+	// as the kernel's file never reads half-written.
+	next := path + ".next"
+	if err := os.WriteFile(next, []byte("cpu0 1150 0 150 400 0 0 50 0 0 0\ncpu1 1150 0 150 400 0 0 50 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, path); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(30 * time.Millisecond)

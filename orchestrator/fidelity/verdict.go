@@ -52,7 +52,7 @@ const (
 	// direction: at least this many of its dequeues, and this share of
 	// them, left packets queued behind them.
 	SaturatedMinGaps   = 100
-	SaturatedBusyShare = 0.25
+	SaturatedBusyShare = 0.5
 	// Same-EV reordering (when checked) and unexplained drops: any gives
 	// FAIL.
 )

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/units"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -183,6 +184,9 @@ func writeReport(w io.Writer, meta *RunMeta, sum *Summary) error {
 	}
 	fmt.Fprintf(&b, "Run %s, %s. ftlab %s (commit %s), kernel %s, %s.\n\n", meta.Started.Format(time.RFC3339), status,
 		meta.Version, shortCommit(meta.Commit), meta.Kernel, meta.CPU)
+	if line := rateLine(meta.Scenario); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	b.WriteString("## Messages\n\n")
 	b.WriteString("| cell | runs complete | delivered | FCT p50 | FCT p99 | FCT max | CCT | CCT over bound | retx needed | retx spurious | RTOs | NACKs | probes |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -238,4 +242,19 @@ func shortCommit(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// rateLine says at what rate the fabric ran when the scenario's rate
+// field or --rate set it, and where that rate came from.
+func rateLine(sc *scenario.Scenario) string {
+	if sc == nil || len(sc.Cells) == 0 || sc.Cells[0].Config.Rate == nil {
+		return ""
+	}
+	r := sc.Cells[0].Config.Rate
+	what := "Link rates"
+	if r.Auto {
+		what = "Link rates (rate: auto)"
+	}
+	return fmt.Sprintf("%s: the fastest link at %s (the topology's %s), the others in proportion; from %s.",
+		what, units.FormatRate(r.FullBps), units.FormatRate(r.TopologyBps), r.Source)
 }
