@@ -87,6 +87,10 @@ func TestHostSettings(t *testing.T) {
 				t.Errorf("%s = %q (%v), want 1", key, b, err)
 			}
 		}
+		// One queue each way: an emulated link is one FIFO (see build.go).
+		if l, err := netlink.LinkByName(ifname); err != nil || l.Attrs().NumTxQueues != 1 || l.Attrs().NumRxQueues != 1 {
+			t.Errorf("%s: %v, want one tx and one rx queue (err %v)", ifname, l, err)
+		}
 		routes, err := netlink.RouteGet(net.ParseIP("10.3.1.2"))
 		if err != nil {
 			return err
