@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/ftlab/ftlab/orchestrator/calibrate"
 	"github.com/ftlab/ftlab/orchestrator/runner"
@@ -60,14 +63,64 @@ func (f *rateFlags) options() (calibrate.Options, error) {
 	return o, nil
 }
 
-// calibration runs a calibration of the scenario at path, telling its
+// source loads the scenario a calibration is about.
+type source func(scenario.Options) (*scenario.Scenario, error)
+
+func fileSource(path string) source {
+	return func(o scenario.Options) (*scenario.Scenario, error) { return scenario.LoadWith(path, o) }
+}
+
+// workloadFlags describe a scenario for calibrating a topology file.
+type workloadFlags struct {
+	workload, size, transport, policy string
+}
+
+// isTopologyFile tells a topology file (kind: at the top) from a scenario.
+func isTopologyFile(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, kind := top["kind"]
+	_, topo := top["topology"]
+	return kind && !topo
+}
+
+// topologySource makes the scenario "this topology, this workload" that
+// calibrating a topology file measures. Its problems are reported as in
+// a file named after the topology.
+func topologySource(path string, w workloadFlags) (source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	doc, err := yaml.Marshal(map[string]any{
+		"name":      name + "-" + w.workload,
+		"topology":  abs,
+		"workload":  map[string]string{"kind": w.workload, "size": w.size},
+		"transport": w.transport,
+		"policy":    w.policy,
+	})
+	if err != nil {
+		return nil, err
+	}
+	file := strings.TrimSuffix(abs, filepath.Ext(abs)) + ".calibrate.yaml"
+	return func(o scenario.Options) (*scenario.Scenario, error) { return scenario.ParseWith(file, doc, o) }, nil
+}
+
+// calibration runs a calibration of the scenario src loads, telling its
 // trials on stderr, and keeps it in the cache (unless noCache).
-func (a *app) calibration(ctx context.Context, path string, f *rateFlags, ro runner.Options, noCache bool) (*calibrate.Result, string, error) {
+func (a *app) calibration(ctx context.Context, src source, f *rateFlags, ro runner.Options, noCache bool) (*calibrate.Result, string, error) {
 	opt, err := f.options()
 	if err != nil {
 		return nil, "", err
 	}
-	base, err := scenario.Load(path)
+	base, err := src(scenario.Options{})
 	if err != nil {
 		return nil, "", err
 	}
@@ -102,7 +155,7 @@ func (a *app) calibration(ctx context.Context, path string, f *rateFlags, ro run
 		}
 	}
 	load := func(rate uint64) (*scenario.Scenario, error) {
-		return scenario.LoadWith(path, scenario.Options{Rate: rate, RateSource: "calibration trial"})
+		return src(scenario.Options{Rate: rate, RateSource: "calibration trial"})
 	}
 	res, err := calibrate.Calibrate(ctx, load, opt, cache)
 	return res, opt.Dir, err
@@ -110,10 +163,11 @@ func (a *app) calibration(ctx context.Context, path string, f *rateFlags, ro run
 
 func (a *app) calibrateCommand() *cobra.Command {
 	var rf rateFlags
+	var wf workloadFlags
 	var name, results string
 	var asJSON, noCache bool
 	cmd := &cobra.Command{
-		Use:   "calibrate <scenario.yaml>",
+		Use:   "calibrate <scenario.yaml | topology.yaml>",
 		Short: "Find the highest link rate this machine runs a scenario at with an OK fidelity verdict",
 		Long: `calibrate runs the scenario's cells (its first seed) at one full link rate per
 trial - the rate of the fabric's fastest link, every other link keeping its
@@ -125,7 +179,11 @@ not this machine's CPU, sets the numbers.
 The answer is kept in a cache ($FTLAB_CACHE_DIR, or ~/.cache/ftlab) for this
 machine, this ftlab and this scenario (its rate left out): scenarios saying
 rate: auto then run at it. Every trial's results and a report.md are written to
-results/<scenario>/calibrate-<time>/.`,
+results/<scenario>/calibrate-<time>/.
+
+Given a topology file instead of a scenario, calibrate measures the scenario
+of that topology with --workload, --size, --transport and --policy (and every
+other setting at its default).`,
 		Args:        cobra.ExactArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -135,8 +193,21 @@ results/<scenario>/calibrate-<time>/.`,
 			ctx := cmd.Context()
 			b := Build()
 			ro := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter, Version: b.Version, Commit: b.Commit}
+			src := fileSource(args[0])
+			if isTopologyFile(args[0]) {
+				var err error
+				if src, err = topologySource(args[0], wf); err != nil {
+					return err
+				}
+			} else {
+				for _, f := range []string{"workload", "size", "transport", "policy"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--%s is for calibrating a topology file; %s is a scenario (edit it instead)", f, args[0])
+					}
+				}
+			}
 			fmt.Fprintf(a.stderr, "calibrating %s\n", args[0])
-			res, dir, err := a.calibration(ctx, args[0], &rf, ro, noCache)
+			res, dir, err := a.calibration(ctx, src, &rf, ro, noCache)
 			if res != nil {
 				if asJSON {
 					if jerr := a.printJSON(res); jerr != nil {
@@ -155,26 +226,32 @@ results/<scenario>/calibrate-<time>/.`,
 	cmd.Flags().StringVarP(&name, "name", "n", "calib", "lab name used for the trials' fabrics")
 	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/calibrate-<time>/ is written")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not keep the answer for rate: auto")
+	cmd.Flags().StringVar(&wf.workload, "workload", "permutation", "with a topology file: the workload kind")
+	cmd.Flags().StringVar(&wf.size, "size", "1MiB", "with a topology file: the message size")
+	cmd.Flags().StringVar(&wf.transport, "transport", "rss+pfld", "with a topology file: the transport")
+	cmd.Flags().StringVar(&wf.policy, "policy", "ecmp", "with a topology file: the switch policy")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
 	return cmd
 }
 
-// loadForRun loads a scenario for ftlab run: at --rate when given; a
-// scenario saying rate: auto at the cached calibration, or calibrated
-// first when there is none (or recalibrate is set).
+// loadForRun loads a scenario for ftlab run and ftlab check: at --rate
+// when it gives a rate; a scenario saying rate: auto (or any scenario,
+// with --rate auto) at its cached calibration, calibrated first when
+// there is none (or recalibrate is set).
 func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate bool, rf *rateFlags, ro runner.Options) (*scenario.Scenario, error) {
-	if rate != "" {
+	auto := strings.EqualFold(strings.TrimSpace(rate), "auto")
+	if rate != "" && !auto {
 		v, err := units.ParseRate(rate)
 		if err == nil && v == 0 {
 			err = fmt.Errorf("must be greater than 0")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--rate: %w", err)
+			return nil, fmt.Errorf("--rate: %w; or auto", err)
 		}
 		return scenario.LoadWith(path, scenario.Options{Rate: v, RateSource: "--rate"})
 	}
 	sc, err := scenario.Load(path)
-	if err != nil || !sc.NeedsRate() {
+	if err != nil || !(auto || sc.NeedsRate()) {
 		return sc, err
 	}
 	dir, err := calibrate.CacheDir()
@@ -191,8 +268,8 @@ func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate boo
 	}
 	res := cache.Lookup(key)
 	if res == nil || recalibrate {
-		fmt.Fprintf(a.stderr, "%s says rate: auto and this machine has no calibration for it: calibrating first (once; kept in %s)\n", sc.Name, cache.Path())
-		if res, _, err = a.calibration(ctx, path, rf, ro, false); err != nil {
+		fmt.Fprintf(a.stderr, "%s runs at rate: auto and this machine has no calibration for it: calibrating first (once; kept in %s)\n", sc.Name, cache.Path())
+		if res, _, err = a.calibration(ctx, fileSource(path), rf, ro, false); err != nil {
 			return nil, fmt.Errorf("rate: auto: %w", err)
 		}
 		fmt.Fprintf(a.stderr, "calibrated: %s\n", res.Summary())

@@ -11,11 +11,12 @@ import (
 
 	"github.com/ftlab/ftlab/orchestrator/check"
 	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
 func (a *app) checkCommand() *cobra.Command {
-	var dir, results string
-	var asJSON bool
+	var dir, results, rate string
+	var asJSON, recalibrate bool
 	cmd := &cobra.Command{
 		Use:   "check [name...]",
 		Short: "Run the paper checks: does a paper's claim hold in ftlab, scaled down?",
@@ -23,7 +24,11 @@ func (a *app) checkCommand() *cobra.Command {
 ordered-chaos, psn-path, rss-asymmetry; all when none is named), prints the
 paper's claim, how it was scaled down, ftlab's measurement, whether the claim
 HOLDS or DOES NOT HOLD, and the runs' fidelity verdict. A claim that does not
-hold is a finding and exits 0; only a check that could not run is an error.`,
+hold is a finding and exits 0; only a check that could not run is an error.
+
+The paper scenarios run at rates calibrated on a 2-vCPU machine; --rate auto
+runs each at the rate this machine sustains with an OK fidelity verdict
+(calibrating it once), --rate R at R.`,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checks, err := check.Lookup(args)
@@ -36,6 +41,11 @@ hold is a finding and exits 0; only a check that could not run is an error.`,
 			b := Build()
 			opt := check.Options{Dir: dir, Runner: runner.Options{Store: a.store, LabName: "check", ResultsRoot: results,
 				Agents: agentStarter, Version: b.Version, Commit: b.Commit}}
+			var rf rateFlags
+			rf.add(&cobra.Command{}) // the calibration defaults
+			opt.Load = func(path string) (*scenario.Scenario, error) {
+				return a.loadForRun(cmd.Context(), path, rate, recalibrate, &rf, opt.Runner)
+			}
 			if !asJSON {
 				opt.Before = func(c, sc string) { fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc) }
 			}
@@ -74,6 +84,8 @@ hold is a finding and exits 0; only a check that could not run is an error.`,
 	cmd.Flags().StringVar(&dir, "dir", "scenarios/paper", "directory holding the paper scenarios")
 	cmd.Flags().StringVar(&results, "results", "results/paper", "directory under which each scenario's results are written")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().StringVar(&rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
+	cmd.Flags().BoolVar(&recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
 	return cmd
 }
 
@@ -89,6 +101,7 @@ func writeChecks(w io.Writer, rs []check.Result) {
 		fmt.Fprintf(w, "\n== %s: %s\n", r.Name, verdictWord(r.Holds))
 		fmt.Fprintf(w, "  paper's claim: %s (%s)\n", r.Claim, r.Paper)
 		fmt.Fprintf(w, "  scale-down:    %s\n", r.ScaleDown)
+		fmt.Fprintf(w, "  link rate:     %s\n", strings.Join(r.Rates, ", "))
 		if r.Note != "" {
 			fmt.Fprintf(w, "  how judged:    %s\n", r.Note)
 		}

@@ -99,7 +99,7 @@ links keeping their ratio to the fastest.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail the scenario (non-zero exit) when its fidelity verdict is WARN, not only FAIL")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")
-	cmd.Flags().StringVar(&rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio), instead of the scenario's")
+	cmd.Flags().StringVar(&rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio) instead of the scenario's; auto: the calibrated rate")
 	cmd.Flags().BoolVar(&recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
 	rf.add(cmd)
 	return cmd

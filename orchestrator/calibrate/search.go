@@ -265,7 +265,10 @@ func (s *search) try(rate uint64) (bool, error) {
 		t.Verdict = sum.Fidelity.Verdict
 		t.OK, t.Reasons = judge(sum)
 	}
-	if err != nil {
+	// A FAIL verdict fails the run but is a trial's answer like a WARN:
+	// the machine broke an invariant at this rate.
+	fidelityOnly := err != nil && sum != nil && errors.Is(err, runner.ErrFidelity)
+	if err != nil && !fidelityOnly {
 		t.OK = false
 		t.Reasons = append(t.Reasons, err.Error())
 	}
@@ -273,7 +276,7 @@ func (s *search) try(rate uint64) (bool, error) {
 	if s.opt.Trial != nil {
 		s.opt.Trial(t)
 	}
-	if err != nil {
+	if err != nil && !fidelityOnly {
 		return false, fmt.Errorf("calibrate: trial %d at %s: %w", n, units.FormatRate(rate), err)
 	}
 	if prev, seen := s.okAt[rate]; seen && !prev {

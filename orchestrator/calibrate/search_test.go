@@ -3,6 +3,7 @@ package calibrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -191,5 +192,34 @@ func TestRoundRate(t *testing.T) {
 		if got := roundRate(in); got != want {
 			t.Errorf("roundRate(%v) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// TestSearchGoesOnAfterAFail: a FAIL verdict fails its run (runner.Run
+// returns ErrFidelity with the results) but is an answer, not an error.
+func TestSearchGoesOnAfterAFail(t *testing.T) {
+	run, _ := machineLimit(6 * units.Mbit)
+	failing := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+		sum, err := run(ctx, sc, ro)
+		if sum != nil && sum.Fidelity.Verdict != fidelity.OK {
+			sum.Fidelity.Verdict = fidelity.FAIL
+			return sum, fmt.Errorf("%w: FAIL", runner.ErrFidelity)
+		}
+		return sum, err
+	}
+	opt := Options{Dir: t.TempDir(), Start: 8 * units.Mbit, Precision: 0.5, run: failing}
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps > 6*units.Mbit || res.RateBps < 4*units.Mbit {
+		t.Errorf("found %s, want at most 6Mbit", units.FormatRate(res.RateBps))
+	}
+	// Any other error ends the search.
+	broken := func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error) {
+		return nil, errors.New("lab down")
+	}
+	if _, err := Search(context.Background(), loader(t), Options{Dir: t.TempDir(), Start: 8 * units.Mbit, run: broken}); err == nil {
+		t.Error("a broken trial did not end the search")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 // Run is one finished scenario run of a check.
@@ -47,7 +48,7 @@ var Checks = []Check{
 		Paper: "Ofan Fig. 3, Fig. 4",
 		Claim: "as the permutation message grows (64 KiB to 4 MiB), max and mean queue per stage stay flat for Ofan and pOfan " +
 			"while ECMP, random and AR grow; Ofan's downlink stages are balanced",
-		ScaleDown: "k=4 fat tree at 50 Mbit/s (4 MiB buffers), inter-pod permutation of 64 KiB and 4 MiB, transport ecmp, 1 seed",
+		ScaleDown: "k=4 fat tree (4 MiB buffers), inter-pod permutation of 64 KiB and 4 MiB, transport ecmp, 1 seed",
 		Scenarios: []string{"ofan-queues.yaml"},
 		Note: fmt.Sprintf("flat: worst max backlog over E->A..A->E grows at most x%.0f (or by < %d B); grows: at least x%.0f; balanced: busiest downlink port <= %.2f x mean packets",
 			FlatFactor, FlatSlack, GrowFactor, BalancedShare),
@@ -60,7 +61,7 @@ var Checks = []Check{
 		Paper: "Ordered Chaos (RSS+PFLD), incast and tornado with corruption",
 		Claim: "8:1 incast and tornado with corruption drops: RSS+PFLD's p99 FCT below RSS with RTO only and below ECMP; " +
 			"RTOs at least 90% fewer than ECMP; retransmissions equal drops (no spurious ones)",
-		ScaleDown: "k=4 fat tree at 50 Mbit/s, 512 KiB messages, corruption 1e-3 on every fabric link (paper: 5e-5 at 400 Gbit/s), 2 seeds",
+		ScaleDown: "k=4 fat tree, 512 KiB messages, corruption 1e-3 on every fabric link (paper: 5e-5 at 400 Gbit/s), 2 seeds",
 		Scenarios: []string{"oc-incast.yaml", "oc-tornado.yaml"},
 		Note:      "retx equal drops is judged as: no spurious retransmissions and needed retransmissions <= switch drops (drops of ACKs need no retransmission)",
 		Evaluate: func(runs []Run) (Outcome, error) {
@@ -82,7 +83,7 @@ var Checks = []Check{
 		Paper: "PSN-PATH section 7.2",
 		Claim: "redundant retransmissions at or below 1% (paper: 0.8%) with cross-path reordering and loss, " +
 			"fewer than a global-gap NACK receiver's",
-		ScaleDown: "k=4 fat tree at 50 Mbit/s, a0-1 at 12.5 Mbit/s (cross-path delay differences), 2 agg-core links corrupting 1e-2, all-to-all of 64 KiB, 2 seeds",
+		ScaleDown: "k=4 fat tree, a0-1 at a quarter of the rate (cross-path delay differences), 2 agg-core links corrupting 1e-2, all-to-all of 64 KiB, 2 seeds",
 		Scenarios: []string{"psnpath-redundant.yaml"},
 		Note: "the global-gap NACK receiver is the gapnack transport, ftlab's miniature of the paper's multipath IRN baseline " +
 			"(PSN-PATH's sender and path manager, a receiver that NACKs any gap in the global PSN order); " +
@@ -93,7 +94,7 @@ var Checks = []Check{
 		Name:      "rss-asymmetry",
 		Paper:     "Ordered Chaos V-A (RSS under asymmetry)",
 		Claim:     "the degraded path's share of subflows converges to its capacity share",
-		ScaleDown: "k=4 fat tree at 50 Mbit/s with every a0-1 link at 12.5 Mbit/s (capacity share 20%), tornado of 2 MiB, RSS sigma=16, 2 seeds",
+		ScaleDown: "k=4 fat tree with every a0-1 link at a quarter of the rate (capacity share 20%), tornado of 2 MiB, RSS sigma=16, 2 seeds",
 		Scenarios: []string{"rss-asymmetry.yaml"},
 		Note: fmt.Sprintf("subflows of flows to or from pod 0; a subflow is on the degraded path when its EV hashes to the source edge's uplink towards aggregation index 1; "+
 			"start = first EV, end = last EV; holds within +-%.0f points", 100*ShareTolerance),
@@ -137,6 +138,8 @@ type Result struct {
 	Outcome
 	Fidelity string   `json:"fidelity"` // worst verdict of the check's runs
 	Dirs     []string `json:"results"`
+	// Rates say at what link rate each scenario ran, and why.
+	Rates []string `json:"rates"`
 	// RunError is what a run reported besides its results (e.g. a
 	// fidelity FAIL); the check is still evaluated on the results.
 	RunError string `json:"run_error,omitempty"`
@@ -146,6 +149,9 @@ type Result struct {
 type Options struct {
 	Dir    string // the paper scenarios directory
 	Runner runner.Options
+	// Load loads a scenario file; default scenario.Load. ftlab check
+	// passes its own to apply --rate and resolve rate: auto.
+	Load func(path string) (*scenario.Scenario, error)
 	// Before is told about each scenario before it runs.
 	Before func(check, scenario string)
 }
@@ -160,10 +166,15 @@ func RunOne(ctx context.Context, c Check, opt Options) (Result, error) {
 	var runErrs []string
 	for _, f := range c.Scenarios {
 		path := filepath.Join(opt.Dir, f)
-		sc, err := scenario.Load(path)
+		load := opt.Load
+		if load == nil {
+			load = scenario.Load
+		}
+		sc, err := load(path)
 		if err != nil {
 			return res, err
 		}
+		res.Rates = append(res.Rates, RateOf(sc))
 		if opt.Before != nil {
 			opt.Before(c.Name, sc.Name)
 		}
@@ -195,6 +206,20 @@ func RunOne(ctx context.Context, c Check, opt Options) (Result, error) {
 	}
 	res.Outcome = o
 	return res, nil
+}
+
+// RateOf says at what rate a scenario's fabric runs: "50Mbit (the
+// topology's)", or "5.7Mbit (calibration of ...; topology 50Mbit)".
+func RateOf(sc *scenario.Scenario) string {
+	if len(sc.Cells) == 0 || sc.Cells[0].Config.Topo() == nil {
+		return "?"
+	}
+	cfg := sc.Cells[0].Config
+	full := units.FormatRate(cfg.Topo().FullRate())
+	if r := cfg.Rate; r != nil && r.FullBps != 0 {
+		return fmt.Sprintf("%s (%s; topology %s)", full, r.Source, units.FormatRate(r.TopologyBps))
+	}
+	return full + " (the topology's)"
 }
 
 // degradedSamples reads a run's subflows.csv and marks each EV whose

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,10 +77,15 @@ func fidelityError(meta *RunMeta) error {
 		return nil
 	}
 	if meta.Fidelity == fidelity.WARN {
-		return fmt.Errorf("fidelity check: WARN, which --strict counts as a failure (see report.md, Fidelity)")
+		return fmt.Errorf("%w: WARN, which --strict counts as a failure (see report.md, Fidelity)", ErrFidelity)
 	}
-	return fmt.Errorf("fidelity check: FAIL: the numbers do not reflect the emulated network (see report.md, Fidelity)")
+	return fmt.Errorf("%w: FAIL: the numbers do not reflect the emulated network (see report.md, Fidelity)", ErrFidelity)
 }
+
+// ErrFidelity is wrapped by the error Run returns when the runs' fidelity
+// verdicts fail the scenario (a FAIL, or a WARN with Strict); the results
+// are complete and written.
+var ErrFidelity = errors.New("fidelity check")
 
 // RunVerdict is one run's fidelity verdict in summary.json.
 type RunVerdict struct {

@@ -124,3 +124,41 @@ timeout: 30s
 		t.Errorf("run.json rate: %+v, want auto at %d bit/s from the calibration", r, res.RateBps)
 	}
 }
+
+// TestCalibrateTopologyFile calibrates a topology file with a workload
+// given by flags, without touching the cache.
+func TestCalibrateTopologyFile(t *testing.T) {
+	f := newFtlab(t)
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	cmd := f.command("bench", "calibrate", "topologies/fattree-k4.yaml", "--workload", "permutation", "--size", "16KiB",
+		"--transport", "rss", "--json", "--no-cache", "--results", filepath.Join(dir, "results"),
+		"--min-rate", "1Mbit", "--start-rate", "2Mbit", "--max-rate", "2Mbit", "--precision", "1", "--confirm", "0")
+	cmd.Env = append(cmd.Env, "FTLAB_CACHE_DIR="+cache)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("stderr:\n%s", stderr.String())
+	var res struct {
+		Scenario string `json:"scenario"`
+		Trials   []struct {
+			RateBps uint64 `json:"rate_bps"`
+		} `json:"trials"`
+	}
+	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
+		t.Fatalf("--json: %v (run: %v)\n%s", jerr, err, stdout.String())
+	}
+	if res.Scenario != "fattree-k4-permutation" || len(res.Trials) == 0 || res.Trials[0].RateBps != 2e6 {
+		t.Errorf("calibration %+v, want scenario fattree-k4-permutation starting at 2Mbit", res)
+	}
+	if err != nil && !strings.Contains(stderr.String(), "no rate tried gets an OK verdict") {
+		t.Errorf("calibrate: %v", err)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("--no-cache wrote %s (%v)", cache, err)
+	}
+	out, errOut, code := f.run("bench", "calibrate", "scenarios/demo.yaml", "--size", "1MiB")
+	if code == 0 || !strings.Contains(errOut, "--size is for calibrating a topology file") {
+		t.Errorf("--size with a scenario: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
