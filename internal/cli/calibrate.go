@@ -262,7 +262,9 @@ func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate boo
 	if err != nil {
 		return nil, err
 	}
-	key, err := calibrate.Key(sc, ro.Version)
+	key, err := calibrate.Key(func(rate uint64) (*scenario.Scenario, error) {
+		return scenario.LoadWith(path, scenario.Options{Rate: rate})
+	}, ro.Version)
 	if err != nil {
 		return nil, err
 	}

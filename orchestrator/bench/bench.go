@@ -10,7 +10,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -25,9 +24,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ftlab/ftlab/internal/bpffs"
+	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/nsutil"
 )
 
@@ -176,11 +174,9 @@ type Section struct {
 
 // Machine describes where the report was made.
 type Machine struct {
-	CPU    string    `json:"cpu"`
-	Cores  int       `json:"cores"`
-	Kernel string    `json:"kernel"`
-	Go     string    `json:"go"`
-	Date   time.Time `json:"date"`
+	machine.Info
+	Go   string    `json:"go"`
+	Date time.Time `json:"date"`
 }
 
 // Report is a whole run.
@@ -190,24 +186,9 @@ type Report struct {
 	Sections []Section `json:"sections"`
 }
 
-// MachineInfo reads the CPU model, core count and kernel release.
+// MachineInfo describes this machine, the Go release and the time.
 func MachineInfo() Machine {
-	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Date: time.Now().UTC().Truncate(time.Second), CPU: "unknown"}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		m.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	return m
+	return Machine{Info: machine.Read(), Go: runtime.Version(), Date: time.Now().UTC().Truncate(time.Second)}
 }
 
 // Run runs the named sections ("all" for every one) and returns the report.
@@ -257,9 +238,9 @@ func Run(ctx context.Context, names []string, opt Options) (*Report, error) {
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ftlab bench\n\n")
-	fmt.Fprintf(&b, "- CPU: %s\n- Cores: %d\n- Kernel: %s\n- Go: %s\n- Date: %s\n", r.Machine.CPU, r.Machine.Cores, r.Machine.Kernel, r.Machine.Go, r.Machine.Date.Format(time.RFC3339))
+	fmt.Fprintf(&b, "- Machine: %s\n- Go: %s\n- Date: %s\n", r.Machine.Info, r.Machine.Go, r.Machine.Date.Format(time.RFC3339))
 	if r.Quick {
-		fmt.Fprintf(&b, "- Mode: quick (short windows, one repetition; indicative only)\n")
+		fmt.Fprintf(&b, "- Mode: quick (short windows, k=4 only; indicative only)\n")
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", s.Name, s.Method)

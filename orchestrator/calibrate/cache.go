@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 // CacheFile is the name of the cache in its directory.
@@ -101,12 +102,22 @@ func (c *Cache) Put(r *Result) error {
 	return nil
 }
 
+// KeyRate is the full link rate a scenario is loaded at for its key: every
+// value that follows the rate (link rates, the base RTT, parameters
+// written in RTTs) is then the same whatever rate the file says.
+const KeyRate = units.Gbit
+
 // Key identifies what a calibration is valid for: this machine (CPU,
-// cores, memory, kernel), the ftlab version and the scenario's cells
-// with their rate left out (a scenario saying rate: auto and the same
-// one with a fixed rate share a calibration). Any other change to the
-// scenario, its topology or this machine calls for a new calibration.
-func Key(sc *scenario.Scenario, version string) (string, error) {
+// cores, memory, kernel), the ftlab version and the scenario with its
+// rate left out (load loads it at KeyRate), so a scenario saying
+// rate: auto and the same one with a fixed rate share a calibration. Any
+// other change to the scenario, its topology or this machine calls for a
+// new calibration.
+func Key(load Loader, version string) (string, error) {
+	sc, err := load(KeyRate)
+	if err != nil {
+		return "", err
+	}
 	type cellPrint struct {
 		Config   scenario.Config
 		Links    any
@@ -119,11 +130,10 @@ func Key(sc *scenario.Scenario, version string) (string, error) {
 	}{Machine: machine.Read(), Version: version}
 	for _, c := range sc.Cells {
 		cfg := *c.Config
-		cfg.Rate = nil
+		cfg.Rate = nil // says where KeyRate came from
 		cp := cellPrint{Config: cfg}
 		if t := c.Config.Topo(); t != nil {
-			// Rates relative to the fastest link: the shape of the
-			// fabric, whatever rate it was loaded at.
+			// Rates relative to the fastest link: the shape of the fabric.
 			full := float64(t.FullRate())
 			type dir struct {
 				Rel         float64

@@ -114,7 +114,7 @@ func Search(ctx context.Context, load Loader, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := Key(base, opt.Runner.Version)
+	key, err := Key(load, opt.Runner.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (s *search) try(rate uint64) (bool, error) {
 	start := time.Now()
 	sum, err := s.opt.run(s.ctx, sc, ro)
 	t := Trial{N: n, RateBps: rate, Dir: ro.Dir, Elapsed: time.Since(start)}
-	if sum != nil {
+	if sum != nil && sum.Fidelity.Verdict != "" { // "": no run was judged
 		t.Verdict = sum.Fidelity.Verdict
 		t.OK, t.Reasons = judge(sum)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
@@ -140,26 +141,26 @@ func TestSearchNoRate(t *testing.T) {
 }
 
 func TestKeyLeavesTheRateOut(t *testing.T) {
-	l := loader(t)
-	a, _ := l(0)
-	b, _ := l(7 * units.Mbit)
-	fixed, err := scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"),
-		[]byte(testScenario[:len("name: calib\n")]+"topology: {kind: fattree, k: 4, links: {rate: 100Mbit}}\nrate: 25Mbit\nworkload: {kind: permutation, size: 64KiB}\ncompare:\n  transport: [rss, rss+pfld]\n"), scenario.Options{})
-	if err != nil {
-		t.Fatal(err)
+	fromText := func(text string) Loader {
+		return func(rate uint64) (*scenario.Scenario, error) {
+			return scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"), []byte(text), scenario.Options{Rate: rate})
+		}
 	}
-	other, _ := scenario.ParseWith(filepath.Join(t.TempDir(), "calib.yaml"),
-		[]byte(testScenario+"host: {window: 32KiB}\n"), scenario.Options{})
-	ka, _ := Key(a, "v1")
-	kb, _ := Key(b, "v1")
-	kf, _ := Key(fixed, "v1")
-	ko, _ := Key(other, "v1")
-	kv, _ := Key(a, "v2")
-	if ka != kb || ka != kf {
-		t.Errorf("keys differ with the rate: auto %s, 7Mbit %s, fixed 25Mbit %s", ka, kb, kf)
+	fixed := strings.Replace(testScenario, "rate: auto", "rate: 25Mbit", 1)
+	other := testScenario + "host: {window: 32KiB}\n"
+	key := func(l Loader, version string) string {
+		k, err := Key(l, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	if ko == ka || kv == ka {
-		t.Errorf("key does not change with the scenario (%s) or the version (%s)", ko, kv)
+	auto, fix := key(loader(t), "v1"), key(fromText(fixed), "v1")
+	if auto != fix {
+		t.Errorf("keys differ with the rate: auto %s, fixed 25Mbit %s", auto, fix)
+	}
+	if key(fromText(other), "v1") == auto || key(loader(t), "v2") == auto {
+		t.Error("key does not change with the scenario or the version")
 	}
 }
 

@@ -109,8 +109,10 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	}
 	l.rate(cfg, t, nodes, w, scalar, &pr)
 	cfg.topo = t
+	cfg.BaseRTT = fallbackRTT
 	if t != nil {
 		cfg.fabric = workload.FabricOf(t)
+		cfg.BaseRTT = BaseRTT(t)
 	}
 
 	cfg.DataPlane = DefaultDataPlane
@@ -244,7 +246,7 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 	for _, b := range blocks {
 		n := nodes[b.key]
 		w := topology.NewWalker(n)
-		v := decodeBlock(b, n, w) // always, so mistakes in unused blocks are reported too
+		v := decodeBlock(b, n, w, paramEnv{rtt: cfg.BaseRTT}) // always, so mistakes in unused blocks are reported too
 		pr.AddAll(b.key, w.Problems())
 		used[b.key] = uses[b.key]
 		if !uses[b.key] {

@@ -122,7 +122,7 @@ func TestDocsErrorExample(t *testing.T) {
 // bounds; a mistake here would only show up when a block is left out.
 func TestDocsMatchStructTags(t *testing.T) {
 	for _, b := range blocks {
-		v := newDefaults(b.typ).Elem()
+		v := newDefaults(b.typ, paramEnv{rtt: fallbackRTT}).Elem()
 		for i := range b.typ.NumField() {
 			if err := checkParam(b.typ.Field(i), v.Field(i)); err != nil {
 				t.Errorf("%s.%s: default: %v", b.key, b.typ.Field(i).Tag.Get("yaml"), err)

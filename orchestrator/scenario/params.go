@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"reflect"
 	"strconv"
@@ -63,11 +64,13 @@ type RSSParams struct {
 	// the subflow.
 	Sigma int `yaml:"sigma" json:"sigma" default:"16" min:"1" max:"256" pow2:"true"`
 	// Tau is the rerouting interval: at the first feedback after each
-	// deadline the worst subflow moves to a new path. About one RTT.
-	Tau time.Duration `yaml:"tau" json:"tau_ns" default:"1ms" min:"1us"`
+	// deadline the worst subflow moves to a new path. The paper asks for
+	// "a small but reasonable (multiple of RTT) value": by default two base
+	// RTTs of the cell's fabric (Config.BaseRTT), whatever its rate.
+	Tau time.Duration `yaml:"tau" json:"tau_ns" default:"2rtt" rtt:"ok" min:"1us"`
 	// Jitter is the most random time added to each deadline, so flows do
 	// not reroute in step.
-	Jitter time.Duration `yaml:"jitter" json:"jitter_ns" default:"100us"`
+	Jitter time.Duration `yaml:"jitter" json:"jitter_ns" default:"0.1rtt" rtt:"ok"`
 	// Metric ranks subflows: mean RTT, maximum RTT or fraction of ECN
 	// marks over the interval (the names hostagent/scheme uses).
 	Metric string `yaml:"metric" json:"metric" default:"mean-rtt" enum:"mean-rtt,max-rtt,ecn-fraction"`
@@ -107,8 +110,9 @@ type PSNPathParams struct {
 	ExploreThreshold float64 `yaml:"explore_threshold" json:"explore_threshold" default:"0.95" gt:"0" lt:"1"`
 	// RemoveThreshold: a path scoring below it is removed at once.
 	RemoveThreshold float64 `yaml:"remove_threshold" json:"remove_threshold" default:"0.8" gt:"0" lt:"1"`
-	// Interval is how often scores are evaluated and reset.
-	Interval time.Duration `yaml:"interval" json:"interval_ns" default:"1ms" min:"1us"`
+	// Interval is how often scores are evaluated and reset: by default two
+	// base RTTs, so every path has ACKs or NACKs to be scored on.
+	Interval time.Duration `yaml:"interval" json:"interval_ns" default:"2rtt" rtt:"ok" min:"1us"`
 }
 
 // PLBParams configure protective load balancing.
@@ -184,13 +188,19 @@ func paramNames(t reflect.Type) []string {
 	return names
 }
 
+// paramEnv is what parameter values may refer to: the cell's base RTT,
+// the unit of durations written as "2rtt".
+type paramEnv struct {
+	rtt time.Duration
+}
+
 // newDefaults returns a pointer to a block struct with every default set.
 // Defaults are checked by the tests; a bad one is a programming error.
-func newDefaults(t reflect.Type) reflect.Value {
+func newDefaults(t reflect.Type, env paramEnv) reflect.Value {
 	v := reflect.New(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		x, err := parseParam(f, f.Tag.Get("default"))
+		x, err := parseParam(f, f.Tag.Get("default"), env)
 		if err != nil {
 			panic(fmt.Sprintf("scenario: default of %s.%s: %v", t.Name(), f.Name, err))
 		}
@@ -201,8 +211,8 @@ func newDefaults(t reflect.Type) reflect.Value {
 
 // decodeBlock decodes a block's mapping n (absent: nil) over its defaults,
 // recording problems on w with field paths relative to the block.
-func decodeBlock(b block, n *yaml.Node, w *topology.Walker) reflect.Value {
-	v := newDefaults(b.typ)
+func decodeBlock(b block, n *yaml.Node, w *topology.Walker, env paramEnv) reflect.Value {
+	v := newDefaults(b.typ, env)
 	if n == nil {
 		return v
 	}
@@ -215,7 +225,7 @@ func decodeBlock(b block, n *yaml.Node, w *topology.Walker) reflect.Value {
 		if !ok {
 			return
 		}
-		x, err := parseParam(f, text)
+		x, err := parseParam(f, text, env)
 		if err == nil {
 			err = checkParam(f, x)
 		}
@@ -243,8 +253,9 @@ func indexOf(names []string, key string) int {
 }
 
 // parseParam parses the text of a parameter according to its type and
-// tags.
-func parseParam(f reflect.StructField, text string) (reflect.Value, error) {
+// tags. A duration tagged rtt:"ok" may be written as a multiple of the
+// base RTT, "2rtt".
+func parseParam(f reflect.StructField, text string, env paramEnv) (reflect.Value, error) {
 	text = strings.TrimSpace(text)
 	if z := f.Tag.Get("zero"); z != "" && strings.EqualFold(text, z) {
 		return reflect.Zero(f.Type), nil
@@ -254,8 +265,13 @@ func parseParam(f reflect.StructField, text string) (reflect.Value, error) {
 		err error
 	)
 	switch {
+	case f.Type == reflect.TypeFor[time.Duration]() && f.Tag.Get("rtt") != "" && strings.HasSuffix(strings.ToLower(text), "rtt"):
+		x, err = parseRTTs(strings.TrimSpace(text[:len(text)-3]), env.rtt)
 	case f.Type == reflect.TypeFor[time.Duration]():
 		x, err = parseDuration(text)
+		if err != nil && f.Tag.Get("rtt") != "" {
+			err = fmt.Errorf("%v; or a multiple of the base RTT such as 2rtt", err)
+		}
 	case f.Type.Kind() == reflect.Int:
 		var n int
 		n, err = strconv.Atoi(text)
@@ -301,7 +317,7 @@ func checkParam(f reflect.StructField, x reflect.Value) error {
 		if s == "" {
 			return reflect.Value{}, false
 		}
-		b, err := parseParam(f, s)
+		b, err := parseParam(f, s, paramEnv{})
 		if err != nil {
 			panic(fmt.Sprintf("scenario: %s bound of %s: %v", tag, f.Name, err))
 		}
@@ -403,4 +419,13 @@ func (p *PSNPathParams) check() (string, string) {
 			p.RemoveThreshold, p.ExploreThreshold)
 	}
 	return "", ""
+}
+
+// parseRTTs parses the factor of "<factor>rtt" and returns factor * rtt.
+func parseRTTs(factor string, rtt time.Duration) (time.Duration, error) {
+	x, err := strconv.ParseFloat(factor, 64)
+	if err != nil || x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return 0, fmt.Errorf("expected a positive multiple of the base RTT such as 2rtt, found %q", factor+"rtt")
+	}
+	return time.Duration(math.Round(x * float64(rtt))), nil
 }

@@ -107,3 +107,31 @@ func TestRateErrors(t *testing.T) {
 	// A fraction is fine with auto.
 	mustParse(t, minimal+"rate: auto\nfaults:\n  - {kind: degrade, random: 1, rate: 25%}\n", nil)
 }
+
+// TestRTTMultiples: timing parameters written as multiples of the base
+// RTT follow the rate.
+func TestRTTMultiples(t *testing.T) {
+	src := minimal + "transport: rss\nrss: {tau: 3rtt, jitter: 0.5rtt}\n"
+	fast := mustParse(t, src, nil).Cells[0].Config
+	slow, err := ParseWith("s.yaml", []byte(src), Options{Rate: 10 * units.Mbit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := slow.Cells[0].Config
+	if fast.RSS.Tau != 3*fast.BaseRTT || fast.RSS.Jitter != fast.BaseRTT/2 {
+		t.Errorf("tau %v jitter %v, want 3 and 0.5 x %v", fast.RSS.Tau, fast.RSS.Jitter, fast.BaseRTT)
+	}
+	// 10x slower links: the serialization part of the RTT grows 10x.
+	if sc.BaseRTT <= 3*fast.BaseRTT || sc.RSS.Tau != 3*sc.BaseRTT {
+		t.Errorf("at 10 Mbit/s: base RTT %v (100 Mbit/s: %v), tau %v", sc.BaseRTT, fast.BaseRTT, sc.RSS.Tau)
+	}
+	for _, tt := range []struct{ src, want string }{
+		{minimal + "transport: rss\nrss: {tau: xrtt}\n", `rss.tau: expected a positive multiple of the base RTT such as 2rtt, found "xrtt"`},
+		{minimal + "transport: rss\nrss: {tau: -1rtt}\n", "rss.tau: expected a positive multiple"},
+		{minimal + "host: {min_rto: 2rtt}\n", "host.min_rto: "},
+	} {
+		if _, err := parse(t, tt.src, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want %q", tt.src, err, tt.want)
+		}
+	}
+}

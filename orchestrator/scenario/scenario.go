@@ -69,6 +69,10 @@ type Config struct {
 	// Faults as written, defaults filled in; random selections are made
 	// per run (Run.Faults).
 	Faults []Fault `json:"faults"`
+	// BaseRTT is the round trip of a full-size packet and its ACK over the
+	// fabric's longest path when idle (see BaseRTT): the unit of
+	// parameters written as "2rtt".
+	BaseRTT time.Duration `json:"base_rtt_ns"`
 	// Rate is how the fabric's link rates were set; nil when the topology's
 	// own rates hold.
 	Rate *RateInfo `json:"rate,omitempty"`

@@ -46,6 +46,9 @@ func TestDefaults(t *testing.T) {
 		Workload:  workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
 		Faults:    []Fault{},
 		Timeout:   60 * time.Second,
+		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 82) B x 8 /
+		// 100 Mbit/s = 766.08 µs, plus 12 x 150 µs of processing.
+		BaseRTT: 2566080 * time.Nanosecond,
 	}
 	if diff := cmp.Diff(wantCfg, s.Cells[0].Config, ignoreUnexported); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -69,7 +72,7 @@ func TestBlockDefaults(t *testing.T) {
 		&OfanParams{AckThreshold: 128},
 		&POfanParams{Pipe: 4},
 		&ARParams{Quantum: 1500},
-		&RSSParams{Sigma: 16, Tau: time.Millisecond, Jitter: 100 * time.Microsecond, Metric: "mean-rtt"},
+		&RSSParams{Sigma: 16, Tau: 2 * c.BaseRTT, Jitter: c.BaseRTT / 10, Metric: "mean-rtt"},
 		&PFLDParams{BitmapBits: 512, Periodic: 8},
 		(*RACKParams)(nil), (*PSNPathParams)(nil), (*PLBParams)(nil), (*REPSParams)(nil),
 	}
@@ -78,7 +81,7 @@ func TestBlockDefaults(t *testing.T) {
 	}
 	s = mustParse(t, minimal+"transport: psnpath\nhost: {pacing: 50Mbit, window: 32KiB}\npsnpath: {k: 8}\n", nil)
 	c = s.Cells[0].Config
-	if diff := cmp.Diff(&PSNPathParams{K: 8, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: time.Millisecond}, c.PSNPath); diff != "" {
+	if diff := cmp.Diff(&PSNPathParams{K: 8, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: 2 * c.BaseRTT}, c.PSNPath); diff != "" {
 		t.Errorf("psnpath (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, MinRTO: 10 * time.Millisecond, Header: 82}, c.Host); diff != "" {
@@ -115,7 +118,7 @@ func TestGapNACKUsesPSNPathBlock(t *testing.T) {
 		t.Errorf("gapnack cell has blocks it does not use: %+v", c)
 	}
 	c = mustParse(t, minimal+"transport: gapnack\n", nil).Cells[0].Config
-	if diff := cmp.Diff(&PSNPathParams{K: 4, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: time.Millisecond}, c.PSNPath); diff != "" {
+	if diff := cmp.Diff(&PSNPathParams{K: 4, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: 2 * c.BaseRTT}, c.PSNPath); diff != "" {
 		t.Errorf("gapnack's default psnpath (-want +got):\n%s", diff)
 	}
 

@@ -34,13 +34,9 @@ timeout: 30s
 	results := filepath.Join(dir, "results")
 	env := "FTLAB_CACHE_DIR=" + cache
 
-	cmd := f.command("bench", "calibrate", scn, "--json", "--results", results,
+	stdout, stderr, code := f.runEnv([]string{env}, "bench", "calibrate", scn, "--json", "--results", results,
 		"--min-rate", "1Mbit", "--start-rate", "2Mbit", "--max-rate", "4Mbit", "--precision", "1", "--confirm", "0")
-	cmd.Env = append(cmd.Env, env)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	t.Logf("calibrate stderr:\n%s", stderr.String())
+	t.Logf("calibrate stderr:\n%s", stderr)
 	var res struct {
 		RateBps uint64 `json:"rate_bps"`
 		Key     string `json:"key"`
@@ -50,8 +46,8 @@ timeout: 30s
 			Dir     string `json:"dir"`
 		} `json:"trials"`
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
-		t.Fatalf("calibrate --json: %v\n%s", err, stdout.String())
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("calibrate --json: %v\n%s", err, stdout)
 	}
 	if len(res.Trials) == 0 {
 		t.Fatal("no trials recorded")
@@ -68,9 +64,9 @@ timeout: 30s
 	if len(reports) != 1 {
 		t.Fatalf("calibration reports: %v, want one", reports)
 	}
-	if runErr != nil {
-		if !strings.Contains(stderr.String(), "no rate tried gets an OK verdict") {
-			t.Fatalf("calibrate failed: %v\n%s", runErr, stderr.String())
+	if code != 0 {
+		if !strings.Contains(stderr, "no rate tried gets an OK verdict") {
+			t.Fatalf("calibrate failed: exit %d\n%s", code, stderr)
 		}
 		t.Logf("this machine found no OK rate for the scenario now; the cached-rate run is not checked")
 		return
@@ -82,21 +78,17 @@ timeout: 30s
 		t.Fatalf("cache: %v", err)
 	}
 
-	cmd = f.command("run", scn, "--json", "--results", results)
-	cmd.Env = append(cmd.Env, env)
-	stdout.Reset()
-	stderr.Reset()
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
+	stdout, stderr, code = f.runEnv([]string{env}, "run", scn, "--json", "--results", results)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
-	if strings.Contains(stderr.String(), "calibrating") {
-		t.Errorf("run calibrated again despite the cache:\n%s", stderr.String())
+	if strings.Contains(stderr, "calibrating") {
+		t.Errorf("run calibrated again despite the cache:\n%s", stderr)
 	}
 	var out struct {
 		Dir string `json:"dir"`
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(out.Dir, "run.json"))
@@ -131,28 +123,24 @@ func TestCalibrateTopologyFile(t *testing.T) {
 	f := newFtlab(t)
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
-	cmd := f.command("bench", "calibrate", "topologies/fattree-k4.yaml", "--workload", "permutation", "--size", "16KiB",
-		"--transport", "rss", "--json", "--no-cache", "--results", filepath.Join(dir, "results"),
+	stdout, stderr, code := f.runEnv([]string{"FTLAB_CACHE_DIR=" + cache}, "bench", "calibrate", "topologies/fattree-k4.yaml",
+		"--workload", "permutation", "--size", "16KiB", "--transport", "rss", "--json", "--no-cache", "--results", filepath.Join(dir, "results"),
 		"--min-rate", "1Mbit", "--start-rate", "2Mbit", "--max-rate", "2Mbit", "--precision", "1", "--confirm", "0")
-	cmd.Env = append(cmd.Env, "FTLAB_CACHE_DIR="+cache)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	t.Logf("stderr:\n%s", stderr.String())
+	t.Logf("stderr:\n%s", stderr)
 	var res struct {
 		Scenario string `json:"scenario"`
 		Trials   []struct {
 			RateBps uint64 `json:"rate_bps"`
 		} `json:"trials"`
 	}
-	if jerr := json.Unmarshal([]byte(stdout.String()), &res); jerr != nil {
-		t.Fatalf("--json: %v (run: %v)\n%s", jerr, err, stdout.String())
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("--json: %v (exit %d)\n%s", err, code, stdout)
 	}
 	if res.Scenario != "fattree-k4-permutation" || len(res.Trials) == 0 || res.Trials[0].RateBps != 2e6 {
 		t.Errorf("calibration %+v, want scenario fattree-k4-permutation starting at 2Mbit", res)
 	}
-	if err != nil && !strings.Contains(stderr.String(), "no rate tried gets an OK verdict") {
-		t.Errorf("calibrate: %v", err)
+	if code != 0 && !strings.Contains(stderr, "no rate tried gets an OK verdict") {
+		t.Errorf("calibrate: exit %d", code)
 	}
 	if _, err := os.Stat(cache); !os.IsNotExist(err) {
 		t.Errorf("--no-cache wrote %s (%v)", cache, err)

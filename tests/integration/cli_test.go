@@ -66,7 +66,14 @@ func (f *ftlab) command(args ...string) *exec.Cmd {
 // run runs ftlab and returns stdout, stderr and the exit code.
 func (f *ftlab) run(args ...string) (string, string, int) {
 	f.t.Helper()
+	return f.runEnv(nil, args...)
+}
+
+// runEnv is run with more environment variables.
+func (f *ftlab) runEnv(env []string, args ...string) (string, string, int) {
+	f.t.Helper()
 	cmd := f.command(args...)
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
