@@ -301,7 +301,7 @@ func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
 	conf := &control.Configure{
 		Scheme: string(c.Transport), Params: params,
 		Transport: control.Transport{
-			PacingBps: pacing, WindowBytes: c.Host.Window, MinRTONs: int64(c.Host.MinRTO),
+			PacingBps: pacing, WindowBytes: c.Host.Window, MinRTONs: int64(c.Host.MinRTO), InitialRTONs: int64(c.Host.InitialRTO),
 			MTU: c.Fabric().MTU, Seed: seed,
 		},
 	}

@@ -139,8 +139,14 @@ type HostParams struct {
 	// Window is the most payload a message may have unacknowledged, all
 	// its subflows together.
 	Window uint64 `yaml:"window" json:"window_bytes" default:"256KiB" unit:"size" min:"1B"`
-	// MinRTO is the smallest retransmission timeout.
-	MinRTO time.Duration `yaml:"min_rto" json:"min_rto_ns" default:"10ms" min:"1us"`
+	// MinRTO is the smallest retransmission timeout. Four base RTTs by
+	// default (10 ms on a k=4 fat tree at 100 Mbit/s): a fixed minimum
+	// would fire spuriously at low rates, where an RTT takes tens of
+	// milliseconds.
+	MinRTO time.Duration `yaml:"min_rto" json:"min_rto_ns" default:"4rtt" rtt:"ok" min:"1us"`
+	// InitialRTO is the retransmission timeout before a flow has an RTT
+	// sample.
+	InitialRTO time.Duration `yaml:"initial_rto" json:"initial_rto_ns" default:"8rtt" rtt:"ok" min:"1us"`
 	// Header is what every data packet carries besides payload, counted
 	// from the Ethernet header: Ethernet 14 + IPv4 20 + UDP 8 + the
 	// transport's DATA header (40 bytes in hostagent/wire). A packet's

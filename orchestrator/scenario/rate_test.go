@@ -128,7 +128,7 @@ func TestRTTMultiples(t *testing.T) {
 	for _, tt := range []struct{ src, want string }{
 		{minimal + "transport: rss\nrss: {tau: xrtt}\n", `rss.tau: expected a positive multiple of the base RTT such as 2rtt, found "xrtt"`},
 		{minimal + "transport: rss\nrss: {tau: -1rtt}\n", "rss.tau: expected a positive multiple"},
-		{minimal + "host: {min_rto: 2rtt}\n", "host.min_rto: "},
+		{minimal + "host: {window: 2rtt}\n", "host.window: "},
 	} {
 		if _, err := parse(t, tt.src, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: error %v, want %q", tt.src, err, tt.want)

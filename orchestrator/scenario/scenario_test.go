@@ -42,7 +42,7 @@ func TestDefaults(t *testing.T) {
 		DataPlane: Shaped,
 		Policy:    Policy{LayerEdge: ECMP, LayerAgg: ECMP},
 		Transport: TransportECMP,
-		Host:      HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 10 * time.Millisecond, Header: 82},
+		Host:      HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
 		Workload:  workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
 		Faults:    []Fault{},
 		Timeout:   60 * time.Second,
@@ -84,7 +84,7 @@ func TestBlockDefaults(t *testing.T) {
 	if diff := cmp.Diff(&PSNPathParams{K: 8, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: 2 * c.BaseRTT}, c.PSNPath); diff != "" {
 		t.Errorf("psnpath (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, MinRTO: 10 * time.Millisecond, Header: 82}, c.Host); diff != "" {
+	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 82}, c.Host); diff != "" {
 		t.Errorf("host (-want +got):\n%s", diff)
 	}
 	for _, tr := range []Transport{RSSRACK, PLB, REPS} {
