@@ -13,8 +13,6 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/harness"
 	"github.com/ftlab/ftlab/hostagent/scheme"
-	"github.com/ftlab/ftlab/hostagent/sim"
-	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -134,25 +132,20 @@ func bareUp(ctx context.Context, topo *topology.Topology, name func(string) stri
 
 // FlowState runs flows flows of one 4 KiB message each from host 0 to
 // host 1 of the simulator with the named scheme and returns the mean
-// receiver and sender state bytes per flow.
+// receiver and sender state bytes per flow: the scheme's own state only
+// (ReceiverScheme/SenderScheme StateBytes), not the transport's; FlowHeap
+// measures the whole flow.
 func FlowState(name string, flows int) (rx, tx float64, err error) {
 	sch, err := scheme.New(name, nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	const rate = 100e9
 	msgs := make([]harness.Message, flows)
 	for i := range msgs {
-		msgs[i] = harness.Message{From: 0, To: 1, Size: 4 << 10, Flow: i, At: time.Duration(i) * 50 * time.Nanosecond}
+		msgs[i] = harness.Message{From: 0, To: 1, Size: flowMsg, Flow: i, At: time.Duration(i) * 50 * time.Nanosecond}
 	}
-	res, err := harness.Run(harness.Scenario{
-		Net: sim.Config{Seed: 1, Hosts: 2, Paths: 8,
-			Host: sim.LinkConfig{Rate: rate, Delay: 500 * time.Nanosecond, Buffer: 4 << 20},
-			Path: sim.LinkConfig{Rate: rate, Delay: time.Microsecond, Buffer: 1 << 20}},
-		Transport: transport.Config{Scheme: sch, Rate: rate, Window: flowWindow,
-			InitialRTO: 200 * time.Microsecond, MinRTO: 100 * time.Microsecond, MaxRTO: 10 * time.Millisecond},
-		Messages: msgs,
-	})
+	ncfg, tcfg := flowSim(sch)
+	res, err := harness.Run(harness.Scenario{Net: ncfg, Transport: tcfg, Messages: msgs})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -192,9 +185,17 @@ func Memory(ctx context.Context, opt Options) (*Section, error) {
 			"plus this process's growth and any other activity on the machine), against the same drop for the bare build; "+
 			"kernel slab = growth of /proc/meminfo Slab (kernel slab caches only, machine-wide; includes reclaimable caches that MemAvailable counts as available, so it can exceed the drop) against the bare build's; "+
 			"ftlab RSS = this process's VmRSS after the lab is up against before; ftlab Go heap = live Go heap (HeapAlloc) after against before. "+
-			"Per flow: %d flows of one 4 KiB message each in the simulator (deterministic, so spread is expected to be 0); "+
-			"receiver state = Endpoint.ReceiverStateBytes / flows, sender state = mean FlowRecord.StateBytes; baseline: the %d KiB per-flow send window.",
-		reps, gap, up, flows, flowWindow>>10)}
+			"Per flow, in the simulator, against the %d KiB per-flow send window: "+
+			"heap per open flow = growth of the live Go heap (HeapAlloc after runtime.GC twice) when %d flows are opened from one endpoint to another, "+
+			"each with one 4 KiB message in flight, divided by %d: everything both endpoints allocate for the flow, sender and receiver side together "+
+			"(transport flow and message state, packet ring, timers, map entries, the scheme's state and the Flow handle); "+
+			"the reading is taken once every message's packets have reached the receiver and the simulated links are empty "+
+			"(the receiver's ACKs are dropped so that no message completes; links serialize instantly so this is ~3 µs of virtual time, before any timer fires; "+
+			"the simulator's packet free lists are grown beforehand), so no simulator packet is counted; "+
+			"spread may be slightly above 0 (other allocations of the process between the readings). "+
+			"Scheme state (%d flows of one 4 KiB message each run to completion, deterministic, so spread is expected to be 0) is the scheme's own state only: "+
+			"receiver scheme state = Endpoint.ReceiverStateBytes / flows, sender scheme state = mean FlowRecord.StateBytes.",
+		reps, gap, up, flowWindow>>10, heapFlows, heapFlows, flows)}
 	const mib = 1 << 20
 	if len(ks) > 0 {
 		Settle(ctx, gap) // let removals of earlier sections finish
@@ -225,21 +226,10 @@ func Memory(ctx context.Context, opt Options) (*Section, error) {
 			rowOf(fmt.Sprintf("k=%d ftlab RSS after up", k), "MiB", rss, brss, "RSS before up"),
 			rowOf(fmt.Sprintf("k=%d ftlab Go heap after up", k), "MiB", heap, bheap, "Go heap before up"))
 	}
-	for _, name := range scheme.Names() {
-		var rxs, txs, base []float64
-		for range reps {
-			if err := ctx.Err(); err != nil {
-				return sec, err
-			}
-			rx, tx, err := FlowState(name, flows)
-			if err != nil {
-				return sec, fmt.Errorf("%s: %w", name, err)
-			}
-			rxs, txs, base = append(rxs, rx), append(txs, tx), append(base, flowWindow)
-		}
-		sec.Rows = append(sec.Rows,
-			rowOf(name+" receiver state per flow", "B", rxs, base, "send window"),
-			rowOf(name+" sender state per flow", "B", txs, base, "send window"))
+	rows, err := flowRows(ctx, opt, flows, heapFlows, reps)
+	sec.Rows = append(sec.Rows, rows...)
+	if err != nil {
+		return sec, err
 	}
 	return sec, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/internal/testlab"
 )
 
@@ -103,14 +104,23 @@ func TestMemoryRepetitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := back.Sections[0].Rows
-	// k=4: kernel, slab, RSS, heap; then rx and tx per scheme.
+	// k=4: kernel, slab, RSS, heap; then heap per open flow and rx and tx
+	// scheme state per scheme.
 	if len(rows) < 6 || !strings.HasPrefix(rows[0].Figure, "k=4 kernel memory") || rows[0].Unit != "MiB" {
 		t.Fatalf("rows %+v", rows)
 	}
 	for _, r := range rows {
 		checkSpread(t, r, reps)
-		if strings.HasSuffix(r.Figure, "per flow") && r.Spread != nil && r.Spread.Min != r.Spread.Max {
+		if strings.HasSuffix(r.Figure, "scheme state per flow") && r.Spread != nil && r.Spread.Min != r.Spread.Max {
 			t.Errorf("%s: the simulator is deterministic, got range %v–%v", r.Figure, r.Spread.Min, r.Spread.Max)
+		}
+	}
+	if n := len(rows) - 4; n != 3*len(scheme.Names()) {
+		t.Errorf("%d per-flow rows, want heap and two scheme state rows for each of %d schemes", n, len(scheme.Names()))
+	}
+	for _, r := range rows {
+		if strings.HasSuffix(r.Figure, "heap per open flow") && r.Value <= 0 {
+			t.Errorf("%s: %v B", r.Figure, r.Value)
 		}
 	}
 	// The kernel rows are machine-wide (other tests free memory meanwhile)
