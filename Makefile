@@ -4,7 +4,8 @@
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN     := bin/ftlab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/ftlab/ftlab/internal/cli.Version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/ftlab/ftlab/internal/cli.Version=$(VERSION) -X github.com/ftlab/ftlab/internal/cli.Commit=$(COMMIT)
 DEMO_LAB ?= demo
 
 .PHONY: all build test test-unit bench generate demo lab-demo clean check

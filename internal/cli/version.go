@@ -11,6 +11,10 @@ import (
 // Version is set at link time (-X github.com/ftlab/ftlab/internal/cli.Version=...).
 var Version = "dev"
 
+// Commit is set at link time by the Makefile, for builds where the Go
+// toolchain stamps no VCS information (-X .../internal/cli.Commit=...).
+var Commit = ""
+
 // BuildInfo describes this binary.
 type BuildInfo struct {
 	Version  string `json:"version"`
@@ -22,6 +26,9 @@ type BuildInfo struct {
 // Build returns the version, commit and toolchain of this binary.
 func Build() BuildInfo {
 	b := BuildInfo{Version: Version, Commit: "unknown", Go: runtime.Version()}
+	if Commit != "" {
+		b.Commit = Commit
+	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range info.Settings {
 			switch s.Key {
