@@ -22,6 +22,7 @@ enum ftl_limits {
 	MAX_IP_HDR = 60,       /* largest IPv4 header (IHL 15) */
 	L4_HDR_PULL = 20,      /* transport bytes wanted in the linear area */
 	MAX_WATCHED_PORTS = 16384, /* default size of qdisc_monitor's port table */
+	MAX_BULK_DEQUEUE = 64, /* packets of one bulk dequeue qdisc_monitor walks */
 };
 
 /* Forwarding mode of a switch. */

@@ -36,6 +36,7 @@ struct Qdisc {
 } __attribute__((preserve_access_index));
 
 struct sk_buff {
+	struct sk_buff *next;
 	unsigned int len;
 	__u32 mark;
 } __attribute__((preserve_access_index));
@@ -74,6 +75,15 @@ int qdisc_dequeue(struct bpf_raw_tracepoint_args *ctx)
 
 	st->dequeues += packets;
 	st->bytes += len;
+	/* A bulk dequeue hands over a list: count every packet's bytes. */
+	if (packets > 1) {
+		struct sk_buff *next = BPF_CORE_READ(skb, next);
+
+		for (int i = 1; i < MAX_BULK_DEQUEUE && i < packets && next; i++) {
+			st->bytes += BPF_CORE_READ(next, len);
+			next = BPF_CORE_READ(next, next);
+		}
+	}
 	if (packets == 1 && st->last_ns && st->last_qlen > 0 && now > st->last_ns) {
 		st->busy_gaps += 1;
 		st->busy_ns += now - st->last_ns;
