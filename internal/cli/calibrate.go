@@ -25,12 +25,20 @@ type rateFlags struct {
 	confirm         int
 }
 
+// defaultRateFlags are the calibration defaults, for commands that
+// calibrate without offering the flags.
+func defaultRateFlags() rateFlags {
+	return rateFlags{min: units.FormatRate(calibrate.DefaultMin), max: units.FormatRate(calibrate.DefaultMax),
+		precision: calibrate.DefaultPrecision, confirm: calibrate.DefaultConfirm}
+}
+
 func (f *rateFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.min, "min-rate", units.FormatRate(calibrate.DefaultMin), "calibration: the lowest rate tried")
-	cmd.Flags().StringVar(&f.max, "max-rate", units.FormatRate(calibrate.DefaultMax), "calibration: the highest rate tried")
+	d := defaultRateFlags()
+	cmd.Flags().StringVar(&f.min, "min-rate", d.min, "calibration: the lowest rate tried")
+	cmd.Flags().StringVar(&f.max, "max-rate", d.max, "calibration: the highest rate tried")
 	cmd.Flags().StringVar(&f.start, "start-rate", "", "calibration: the first rate tried (default: the scenario's own rate)")
-	cmd.Flags().Float64Var(&f.precision, "precision", calibrate.DefaultPrecision, "calibration: stop when the lowest rate that is not OK is within this fraction above the highest OK one")
-	cmd.Flags().IntVar(&f.confirm, "confirm", calibrate.DefaultConfirm, "calibration: more trials at the found rate that must be OK too")
+	cmd.Flags().Float64Var(&f.precision, "precision", d.precision, "calibration: stop when the lowest rate that is not OK is within this fraction above the highest OK one")
+	cmd.Flags().IntVar(&f.confirm, "confirm", d.confirm, "calibration: more trials at the found rate that must be OK too")
 }
 
 func (f *rateFlags) options() (calibrate.Options, error) {

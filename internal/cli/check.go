@@ -41,8 +41,7 @@ runs each at the rate this machine sustains with an OK fidelity verdict
 			b := Build()
 			opt := check.Options{Dir: dir, Runner: runner.Options{Store: a.store, LabName: "check", ResultsRoot: results,
 				Agents: agentStarter, Version: b.Version, Commit: b.Commit}}
-			var rf rateFlags
-			rf.add(&cobra.Command{}) // the calibration defaults
+			rf := defaultRateFlags()
 			opt.Load = func(path string) (*scenario.Scenario, error) {
 				return a.loadForRun(cmd.Context(), path, rate, recalibrate, &rf, opt.Runner)
 			}
