@@ -76,7 +76,7 @@ type RSSParams struct {
 	Metric string `yaml:"metric" json:"metric" default:"mean-rtt" enum:"mean-rtt,max-rtt,ecn-fraction"`
 	// NoFeedback reroutes a subflow that sent but heard nothing on its
 	// path for this long (the optional no-feedback timer of III-B).
-	NoFeedback time.Duration `yaml:"no_feedback" json:"no_feedback_ns" default:"off" zero:"off" min:"1us"`
+	NoFeedback time.Duration `yaml:"no_feedback" json:"no_feedback_ns" default:"off" zero:"off" rtt:"ok" min:"1us"`
 }
 
 // PFLDParams configure precise fast loss detection (Ordered Chaos IV).
