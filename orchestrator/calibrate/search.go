@@ -272,15 +272,18 @@ func (s *search) try(rate uint64) (bool, error) {
 		t.OK = false
 		t.Reasons = append(t.Reasons, err.Error())
 	}
+	// A rate that was not OK once stays not OK: a lucky repeat does not
+	// make it the answer.
+	if prev, seen := s.okAt[rate]; seen && !prev && t.OK {
+		t.OK = false
+		t.Reasons = append(t.Reasons, "an earlier trial at this rate was not OK")
+	}
 	s.res.Trials = append(s.res.Trials, t)
 	if s.opt.Trial != nil {
 		s.opt.Trial(t)
 	}
 	if err != nil && !fidelityOnly {
 		return false, fmt.Errorf("calibrate: trial %d at %s: %w", n, units.FormatRate(rate), err)
-	}
-	if prev, seen := s.okAt[rate]; seen && !prev {
-		t.OK = false
 	}
 	s.okAt[rate] = t.OK
 	return t.OK, nil
