@@ -144,7 +144,7 @@ func (a *app) calibration(ctx context.Context, src source, f *rateFlags, ro runn
 			verdict = "-"
 		}
 		fmt.Fprintf(a.stderr, "  trial %d at %s: %s in %s", t.N, units.FormatRate(t.RateBps), verdict, t.Elapsed.Round(100*time.Millisecond))
-		if !t.OK {
+		if !t.OK && len(t.Reasons) > 0 {
 			fmt.Fprintf(a.stderr, ", not OK: %s", t.Reasons[0])
 			if len(t.Reasons) > 1 {
 				fmt.Fprintf(a.stderr, " (and %d more)", len(t.Reasons)-1)
