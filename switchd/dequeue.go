@@ -21,11 +21,25 @@ func PortMark(pinRoot string, node, port int) uint32 {
 	return (tag+1)<<24 | id&0xffffff
 }
 
+// HostMark is the mark a host's agent puts on everything it sends
+// (SO_MARK), so the dequeue monitor follows the host's egress queue too;
+// 0 for a node that is not a host of t.
+func HostMark(t *topology.Topology, pinRoot, host string) uint32 {
+	for i := range t.Nodes {
+		if t.Nodes[i].Name == host && t.Nodes[i].Role == topology.RoleHost {
+			return PortMark(pinRoot, i, 0)
+		}
+	}
+	return 0
+}
+
 // DequeueWatch measures the real egress queues (HTB qdiscs) of a shaped
-// lab's switch ports from WatchDequeues until Close: how fast each link
-// served packets while it had them queued. See bpf.DequeueMonitor.
+// lab's ports from WatchDequeues until Close: how fast each link served
+// packets while it had them queued. Switch ports are marked by the data
+// plane, host ports by their agents (HostMark). See bpf.DequeueMonitor.
 type DequeueWatch struct {
 	mon   *bpf.DequeueMonitor
+	topo  *topology.Topology
 	marks map[portRef]uint32
 }
 
@@ -43,9 +57,6 @@ func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
 	marks := map[portRef]uint32{}
 	for i := range l.Topo.Nodes {
 		n := &l.Topo.Nodes[i]
-		if n.Role == topology.RoleHost {
-			continue
-		}
 		for p := range n.Ports {
 			marks[portRef{n.Name, p}] = PortMark(l.PinRoot, i, p)
 		}
@@ -59,7 +70,7 @@ func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
 			return nil, errors.Join(err, mon.Close())
 		}
 	}
-	return &DequeueWatch{mon: mon, marks: marks}, nil
+	return &DequeueWatch{mon: mon, topo: l.Topo, marks: marks}, nil
 }
 
 // Fill sets the Dequeue statistics of every port in ports.
@@ -76,6 +87,26 @@ func (w *DequeueWatch) Fill(ports []PortStats) error {
 		ports[i].Dequeue = &d
 	}
 	return nil
+}
+
+// HostPorts returns the hosts' egress ports (direction H->E or H->L) with
+// what the monitor measured of them; their counters are zero (hosts run
+// no data plane).
+func (w *DequeueWatch) HostPorts() ([]PortStats, error) {
+	var out []PortStats
+	for _, n := range w.topo.Hosts() {
+		p := n.Ports[0]
+		link := &w.topo.Links[p.Link]
+		peer, _ := w.topo.Node(w.topo.Peer(p).Node)
+		params, _ := egress(w.topo, p)
+		d, err := w.mon.Stats(w.marks[portRef{n.Name, 0}])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, PortStats{Switch: n.Name, Port: 0, Ifname: link.End(p.Side).Ifname, Link: link.Name,
+			Direction: Direction(n.Role, peer.Role), Stage: link.Stage, Params: params, Dequeue: &d})
+	}
+	return out, nil
 }
 
 // Close stops measuring. Safe to call more than once.

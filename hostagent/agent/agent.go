@@ -63,6 +63,9 @@ type Options struct {
 	MTU int
 	// Batch is the sendmmsg/recvmmsg batch (default netio.DefaultBatch).
 	Batch int
+	// Mark, if not 0, marks everything the agent sends (SO_MARK), so the
+	// lab's dequeue monitor can measure the host's egress queue.
+	Mark uint32
 	// Conn, if set, is used instead of opening sockets (tests). Serve
 	// closes it.
 	Conn Conn
@@ -71,7 +74,7 @@ type Options struct {
 // Open opens the agent's sockets as opts say.
 func Open(opts Options) (*netio.SocketConn, error) {
 	cfg := netio.SocketConfig{
-		Port: opts.Port, Addr: opts.Addr, MTU: opts.MTU, Batch: opts.Batch, Deferred: true,
+		Port: opts.Port, Addr: opts.Addr, MTU: opts.MTU, Batch: opts.Batch, Deferred: true, Mark: opts.Mark,
 	}
 	if cfg.Port == 0 {
 		cfg.Port = DefaultPort

@@ -41,6 +41,9 @@ type SocketConfig struct {
 	// iteration's datagrams with one sendmmsg. Without it Send transmits at
 	// once.
 	Deferred bool
+	// Mark, if not 0, is the SO_MARK of everything sent: the host port's
+	// mark, so a dequeue monitor can follow the host's egress queue.
+	Mark uint32
 }
 
 // Defaults of SocketConfig.
@@ -168,6 +171,11 @@ func ListenSocket(cfg SocketConfig) (c *SocketConn, err error) {
 		return nil, fmt.Errorf("netio: raw socket (needs CAP_NET_RAW): %w", err)
 	}
 	setBuffer(c.raw, unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, cfg.SendBuffer)
+	if cfg.Mark != 0 {
+		if err := unix.SetsockoptInt(c.raw, unix.SOL_SOCKET, unix.SO_MARK, int(cfg.Mark)); err != nil {
+			return nil, fmt.Errorf("netio: SO_MARK (needs CAP_NET_ADMIN): %w", err)
+		}
+	}
 	if c.udp, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP); err != nil {
 		return nil, fmt.Errorf("netio: udp socket: %w", err)
 	}

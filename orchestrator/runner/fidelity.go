@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
@@ -12,7 +13,7 @@ import (
 // judge gathers a finished run's fidelity inputs and gives its verdict.
 func judge(r *RunResult, cell *scenario.Cell, run *scenario.Run, cpu *fidelity.CPUStats) *fidelity.Report {
 	in := fidelity.Inputs{
-		CPU: cpu, Links: fidelity.SaturatedLinks(r.Ports, rateChanged(run)), Pacing: fidelity.Pacing(r.Flows),
+		CPU: cpu, Links: fidelity.SaturatedLinks(slices.Concat(r.Ports, r.hostPorts), rateChanged(run)), Pacing: fidelity.Pacing(r.Flows),
 		Drops: fidelity.UnexplainedDrops(r.Ports), OrderChecked: orderChecked(cell.Config, run),
 		LinksUnmeasured: r.linksUnmeasured,
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/orchestrator/workload"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // agentStartTimeout bounds how long an agent may take to open its sockets
@@ -50,7 +51,7 @@ func InProcessAgents(ctx context.Context, st *lab.State, store *lab.Store, cfg *
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
 	for _, h := range st.Topology.Hosts() {
-		ag, err := a.start(ctx, h, store.NamespaceName(st.Name, h.Name), conf)
+		ag, err := a.start(ctx, h, store.NamespaceName(st.Name, h.Name), switchd.HostMark(st.Topology, st.PinRoot, h.Name), conf)
 		if err != nil {
 			_, _ = a.Stop()
 			return nil, fmt.Errorf("agent %s: %w", h.Name, err)
@@ -90,13 +91,13 @@ type inprocAgent struct {
 	closed chan struct{} // the event reader finished
 }
 
-func (a *inproc) start(ctx context.Context, h *topology.Node, ns string, conf *control.Configure) (*inprocAgent, error) {
+func (a *inproc) start(ctx context.Context, h *topology.Node, ns string, mark uint32, conf *control.Configure) (*inprocAgent, error) {
 	cmdR, cmdW := io.Pipe()
 	evR, evW := io.Pipe()
 	ag := &inprocAgent{node: h, addr: h.Addr.String(), cmdW: cmdW, evR: control.NewLineReader(evR, control.MaxEventLine),
 		done: make(chan error, 1), closed: make(chan struct{})}
 	go func() {
-		err := agent.Serve(ctx, cmdR, evW, agent.Options{Namespace: ns, Addr: h.Addr})
+		err := agent.Serve(ctx, cmdR, evW, agent.Options{Namespace: ns, Addr: h.Addr, Mark: mark})
 		evW.CloseWithError(io.EOF)
 		ag.done <- err
 	}()

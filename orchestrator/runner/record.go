@@ -47,7 +47,10 @@ type RunResult struct {
 	Ports      []switchd.PortStats    `json:"-"`
 	// linksUnmeasured: why the links' real queues were not measured.
 	linksUnmeasured string
-	Faults          []FaultEvent `json:"faults,omitempty"`
+	// hostPorts are the hosts' egress ports as the dequeue monitor saw
+	// them (no counters: hosts run no data plane).
+	hostPorts []switchd.PortStats
+	Faults    []FaultEvent `json:"faults,omitempty"`
 	// StartMonoNs is CLOCK_MONOTONIC at the run's start, the time base of
 	// the agents' records (Flows).
 	StartMonoNs int64 `json:"start_mono_ns,omitempty"`

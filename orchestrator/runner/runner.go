@@ -445,6 +445,9 @@ drainLoop:
 		r.Ports = ports
 		if dq != nil {
 			loopErr = errors.Join(loopErr, dq.Fill(ports))
+			hosts, err := dq.HostPorts()
+			loopErr = errors.Join(loopErr, err)
+			r.hostPorts = hosts
 		}
 	} else {
 		loopErr = errors.Join(loopErr, err)
