@@ -1,46 +1,12 @@
 package bpf
 
 import (
-	"net"
-	"net/netip"
 	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 )
-
-// The fixture switch: ports 0..3 are downlinks to hosts 10.0.0.2..5,
-// ports 4..7 are uplinks 0..3. 10.1/16 goes up via group 1, 10.2/16 via
-// group 2 (both all-valid), 10.9.9.9 is a LOCAL route, the identity
-// address is 10.0.0.1. Every port is ifindex 1 (lo): BPF_PROG_TEST_RUN
-// runs with ingress ifindex 1, and the fixture points if2port[1] at the
-// port a test wants as ingress.
-
-const (
-	nDown  = 4
-	nUp    = 4
-	nPorts = nDown + nUp
-	loIf   = 1
-
-	xdpAborted  = 0
-	xdpDrop     = 1
-	xdpPass     = 2
-	xdpRedirect = 4
-
-	tcOK       = 0
-	tcShot     = 2
-	tcRedirect = 7
-)
-
-var swAddr = netip.MustParseAddr("10.0.0.1")
-
-func portMAC(p int) [6]byte { return [6]byte{0x02, 0x0a, 0, 0, 0, byte(p)} }
-func peerMAC(p int) [6]byte { return [6]byte{0x02, 0x0b, 0, 0, 0, byte(p)} }
-func hostAddr(p int) netip.Addr {
-	return netip.AddrFrom4([4]byte{10, 0, 0, byte(2 + p)})
-}
-func uplinkPort(u int) int { return nDown + u }
 
 func requireRoot(t testing.TB) {
 	t.Helper()
@@ -54,42 +20,15 @@ type fixture struct {
 	s *Switch
 }
 
-func baseConfig() Config {
-	return Config{Mode: ModeLineRate, Policy: PolicyECMP, Seed: 7, Addr: swAddr, AckThreshold: 100}
-}
-
-func basePort(p int) PortConfig {
-	m, pm := portMAC(p), peerMAC(p)
-	pc := PortConfig{Ifindex: loIf, MAC: net.HardwareAddr(m[:]), PeerMAC: net.HardwareAddr(pm[:]), Up: true, Uplink: -1}
-	if p >= nDown {
-		pc.Uplink = p - nDown
-	}
-	return pc
-}
-
 func newFixture(t testing.TB, cfg Config) *fixture {
 	t.Helper()
 	requireRoot(t)
-	s, err := Load(Options{MaxGroups: 16, MaxPointers: 256, Programs: ProgramsAll})
+	s, err := loadReference(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	f := &fixture{t: t, s: s}
-	f.must(s.SetConfig(cfg))
-	for p := range nPorts {
-		f.must(s.SetPort(p, basePort(p)))
-	}
-	for p := range nDown {
-		f.must(s.AddRoute(netip.PrefixFrom(hostAddr(p), 32), Down(p)))
-	}
-	f.must(s.AddRoute(netip.MustParsePrefix("10.1.0.0/16"), Up(1)))
-	f.must(s.AddRoute(netip.MustParsePrefix("10.2.0.0/16"), Up(2)))
-	f.must(s.AddRoute(netip.MustParsePrefix("10.9.9.9/32"), Local()))
-	f.must(s.SetGroupValid(1, 0xf))
-	f.must(s.SetGroupValid(2, 0xf))
-	f.ingress(0)
-	return f
+	return &fixture{t: t, s: s}
 }
 
 func (f *fixture) must(err error) {
@@ -102,7 +41,7 @@ func (f *fixture) must(err error) {
 // ingress makes the test runs arrive on port p.
 func (f *fixture) ingress(p int) {
 	f.t.Helper()
-	f.must(f.s.maps.If2port.Put(uint32(loIf), uint32(p)))
+	f.must(f.s.setIngress(p))
 }
 
 // xdpMd mirrors struct xdp_md (the BPF_PROG_TEST_RUN context).

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/ftlab/ftlab/bpf"
 	"sync/atomic"
 	"time"
 
@@ -213,5 +214,21 @@ func Dataplane(ctx context.Context, opt Options) (*Section, error) {
 		row("shaped pps per core (1514 B)", "pps/core", sh.PPSPerCore(), kern.PPSPerCore(), "kernel forwarding, 64 B"),
 		row("shaped delivered rate", "bit/s", sh.Bps(), shapedRate, "configured link rate"),
 	)
+	// Per program: the kernel's time per packet on each main path
+	// (BPF_PROG_TEST_RUN on a reference switch), against xdp_pass, the
+	// least an attached program costs.
+	repeat, calls := 250, 40
+	if opt.Quick {
+		calls = 4
+	}
+	costs, err := bpf.MeasureProgramCosts(repeat, calls)
+	if err != nil {
+		return sec, fmt.Errorf("program costs: %w", err)
+	}
+	sec.Method += fmt.Sprintf(" Per program: BPF_PROG_TEST_RUN on a reference switch (4 down, 4 up ports), a 500-byte frame, %d calls of %d runs each; "+
+		"the kernel's mean time per run, against xdp_pass (a program that only returns XDP_PASS).", calls, repeat)
+	for _, c := range costs[1:] {
+		sec.Rows = append(sec.Rows, row(c.Name+" per packet", "ns", c.NsPerPacket, costs[0].NsPerPacket, costs[0].Name))
+	}
 	return sec, nil
 }
