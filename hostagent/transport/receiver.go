@@ -84,8 +84,13 @@ func (r *receiver) onData(pk *wire.Packet, ecn netio.ECN) {
 			return
 		}
 		r.set.add(pk.PSN)
-		if !retx && r.reorderedOnEV(pk.EV, pk.PSN) {
-			m.rec.ReorderedSameEV++
+		if !retx {
+			if high, reordered := r.reorderedOnEV(pk.EV, pk.PSN); reordered {
+				m.rec.ReorderedSameEV++
+				if m.rec.FirstReorder == nil {
+					m.rec.FirstReorder = &ReorderSample{PSN: pk.PSN, After: high, EV: pk.EV, AtNs: ns(now)}
+				}
+			}
 		}
 		m.bytes += uint32(len(pk.Payload))
 		m.rec.Packets++
@@ -102,19 +107,19 @@ func (r *receiver) onData(pk *wire.Packet, ecn netio.ECN) {
 
 // reorderedOnEV records the first copy of psn arriving on ev and reports
 // whether a higher PSN already arrived on the same EV.
-func (r *receiver) reorderedOnEV(ev uint16, psn uint32) bool {
+func (r *receiver) reorderedOnEV(ev uint16, psn uint32) (high uint32, reordered bool) {
 	if r.evHigh == nil {
 		r.evHigh = make(map[uint16]uint32)
 	}
 	high, ok := r.evHigh[ev]
 	if ok && wire.SeqDiff(psn, high) < 0 {
-		return true
+		return high, true
 	}
 	if !ok && len(r.evHigh) >= maxEVTrack {
 		clear(r.evHigh)
 	}
 	r.evHigh[ev] = psn
-	return false
+	return high, false
 }
 
 func (r *receiver) deliver(id uint32, m *inMsg, now clock.Time) {

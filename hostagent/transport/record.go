@@ -98,6 +98,18 @@ type ReceiveRecord struct {
 	// after a higher PSN of the flow on the same EV. Under ECMP an EV is
 	// one FIFO path, so anything but 0 means the emulation reordered.
 	ReorderedSameEV int `json:"reordered_same_ev"`
+	// FirstReorder is the first of them, so a fidelity FAIL can say
+	// where it happened.
+	FirstReorder *ReorderSample `json:"first_reorder,omitempty"`
+}
+
+// ReorderSample is a first copy that arrived after a higher PSN of its
+// flow on the same EV.
+type ReorderSample struct {
+	PSN   uint32 `json:"psn"`
+	After uint32 `json:"after_psn"` // the highest PSN seen on the EV before it
+	EV    uint16 `json:"ev"`
+	AtNs  int64  `json:"at_ns"`
 }
 
 // EVChange is one entry of a subflow's EV history.

@@ -119,6 +119,9 @@ type Inputs struct {
 	// (shaped mode only; empty when they were or in line-rate mode).
 	LinksUnmeasured string      `json:"links_unmeasured,omitempty"`
 	ReorderedSameEV int         `json:"reordered_same_ev"`
+	// ReorderExample says where the first such packet arrived:
+	// "h2-0-1 from 10.0.0.2, flow 7 PSN 120 after PSN 121 on EV 4242".
+	ReorderExample string `json:"reorder_example,omitempty"`
 	Drops           []DropInput `json:"unexplained_drops,omitempty"`
 }
 
@@ -144,7 +147,11 @@ func Judge(in Inputs) Report {
 		flag(FAIL, "%d packets lost on %d switch-to-switch link directions with no configured cause", drops, len(in.Drops))
 	}
 	if in.OrderChecked && in.ReorderedSameEV > 0 {
-		flag(FAIL, "%d packets reordered within one path (same EV): FIFO links must not reorder", in.ReorderedSameEV)
+		example := ""
+		if in.ReorderExample != "" {
+			example = " (first: " + in.ReorderExample + ")"
+		}
+		flag(FAIL, "%d packets reordered within one path (same EV): FIFO links must not reorder%s", in.ReorderedSameEV, example)
 	}
 	if c := in.CPU; c != nil && c.SaturatedFraction > MaxCPUSaturated {
 		flag(WARN, "CPU saturated %.0f%% of the run (limit %.0f%%; mean busy %.0f%%, softirq %.0f%%, ftlab %.0f%% of %d cores)",

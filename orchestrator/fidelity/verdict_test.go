@@ -45,6 +45,13 @@ func TestJudge(t *testing.T) {
 			wantReasons: []string{"FAIL: 3 packets reordered within one path (same EV): FIFO links must not reorder"},
 		},
 		{
+			name: "reordering within a path says where",
+			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true, ReorderedSameEV: 1,
+				ReorderExample: "h2-0-1 from 10.0.0.2, flow 7 PSN 120 after PSN 121 on EV 4242, 1.2s into the run"},
+			wantVerdict: FAIL,
+			wantReasons: []string{"FAIL: 1 packets reordered within one path (same EV): FIFO links must not reorder (first: h2-0-1 from 10.0.0.2, flow 7 PSN 120 after PSN 121 on EV 4242, 1.2s into the run)"},
+		},
+		{
 			name:        "reordering where an EV is not one path is not judged",
 			in:          Inputs{CPU: idleCPU, OrderChecked: false, ReorderedSameEV: 40},
 			wantVerdict: OK,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
@@ -18,8 +19,12 @@ func judge(r *RunResult, cell *scenario.Cell, run *scenario.Run, cpu *fidelity.C
 		LinksUnmeasured: r.linksUnmeasured,
 	}
 	for _, m := range r.Messages {
-		if m.Received != nil {
-			in.ReorderedSameEV += m.Received.ReorderedSameEV
+		if rec := m.Received; rec != nil {
+			in.ReorderedSameEV += rec.ReorderedSameEV
+			if f := rec.FirstReorder; f != nil && in.ReorderExample == "" {
+				in.ReorderExample = fmt.Sprintf("%s from %s, flow %d PSN %d after PSN %d on EV %d, %s into the run",
+					rec.Host, rec.Peer, rec.Flow, f.PSN, f.After, f.EV, time.Duration(f.AtNs-r.StartMonoNs).Round(time.Microsecond))
+			}
 		}
 	}
 	rep := fidelity.Judge(in)
