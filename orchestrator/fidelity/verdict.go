@@ -117,12 +117,12 @@ type Inputs struct {
 	OrderChecked bool `json:"order_checked"`
 	// LinksUnmeasured says why the links' real queues were not measured
 	// (shaped mode only; empty when they were or in line-rate mode).
-	LinksUnmeasured string      `json:"links_unmeasured,omitempty"`
-	ReorderedSameEV int         `json:"reordered_same_ev"`
+	LinksUnmeasured string `json:"links_unmeasured,omitempty"`
+	ReorderedSameEV int    `json:"reordered_same_ev"`
 	// ReorderExample says where the first such packet arrived:
 	// "h2-0-1 from 10.0.0.2, flow 7 PSN 120 after PSN 121 on EV 4242".
-	ReorderExample string `json:"reorder_example,omitempty"`
-	Drops           []DropInput `json:"unexplained_drops,omitempty"`
+	ReorderExample string      `json:"reorder_example,omitempty"`
+	Drops          []DropInput `json:"unexplained_drops,omitempty"`
 }
 
 // Report is a run's fidelity: the verdict, why, and what it was based on.

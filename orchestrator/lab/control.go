@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -83,8 +84,11 @@ func FailedLinks(st *State) []string {
 
 // Reprogram replaces a lab's data plane with dp: everything the old one
 // pinned is released (its programs detach) and dp is installed on the same
-// fabric. The lab must be up and have no failed links.
-func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config) (*State, error) {
+// fabric. links, if not nil, gives the link parameters (rates, buffers,
+// ECN thresholds) to install, on a topology of the lab's shape (same
+// nodes, links and MTUs); it is recorded as the lab's topology. The lab
+// must be up and have no failed links.
+func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config, links *topology.Topology) (*State, error) {
 	dp = dp.WithDefaults()
 	if err := dp.Validate(); err != nil {
 		return nil, fmt.Errorf("lab %q: data plane: %w", name, err)
@@ -107,10 +111,20 @@ func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config) (
 	if len(st.Failed) > 0 {
 		return nil, fmt.Errorf("lab %q has failed links (%s): repair them first (ftlab link up)", name, strings.Join(FailedLinks(st), ", "))
 	}
+	if links != nil {
+		if err := sameShape(st.Topology, links); err != nil {
+			return nil, fmt.Errorf("lab %q: %w", name, err)
+		}
+	}
 	if err := switchd.Remove(st.PinRoot); err != nil {
 		return nil, err
 	}
 	st.DataPlane = dp
+	if links != nil {
+		// The link parameters are the data plane's to set (HTB rates,
+		// the link model); the namespaces and veths stay as they are.
+		st.Topology = links
+	}
 	t0 := time.Now()
 	if err := s.Control(st).Install(ctx); err != nil {
 		// The fabric is intact but forwards nothing: say so in the record.
@@ -120,4 +134,25 @@ func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config) (
 	}
 	st.DataPlaneTime = time.Since(t0)
 	return st, s.write(st)
+}
+
+// sameShape reports how two topologies differ, if they do, in what the
+// fabric's namespaces and veths are: nodes and addresses, links and their
+// MTU. Rates, buffers and ECN thresholds are the data plane's.
+func sameShape(have, want *topology.Topology) error {
+	if len(have.Nodes) != len(want.Nodes) || len(have.Links) != len(want.Links) {
+		return fmt.Errorf("it has %d nodes and %d links, topology %s has %d and %d",
+			len(have.Nodes), len(have.Links), want.Name, len(want.Nodes), len(want.Links))
+	}
+	for i := range want.Nodes {
+		if h, w := have.Nodes[i], want.Nodes[i]; h.Name != w.Name || h.Addr != w.Addr {
+			return fmt.Errorf("node %d is %s (%s), topology %s has %s (%s)", i, h.Name, h.Addr, want.Name, w.Name, w.Addr)
+		}
+	}
+	for i := range want.Links {
+		if h, w := have.Links[i], want.Links[i]; h.Name != w.Name || h.MTU != w.MTU {
+			return fmt.Errorf("link %d is %s with MTU %d, topology %s has %s with MTU %d", i, h.Name, h.MTU, want.Name, w.Name, w.MTU)
+		}
+	}
+	return nil
 }

@@ -214,12 +214,25 @@ compare:
 	if err != nil || st.Phase != lab.PhaseUp || st.DataPlane.EdgePolicy != "ofan" {
 		t.Fatalf("after the run the lab is %+v (%v); want it up with the last cell's policy, ofan", st, err)
 	}
-	other := loadScenario(t, `
+	// Link rates are the data plane's: another rate reprograms the lab.
+	slower := loadScenario(t, `
 name: zz-test
 topology: {kind: fattree, k: 4, links: {rate: 25Mbit}}
 workload: {kind: permutation, size: 64KiB}
 `)
+	if _, _, err := Run(context.Background(), slower, opt); err != nil {
+		t.Fatalf("a scenario with other link rates on the lab: %v", err)
+	}
+	if st, err := store.Get("mine"); err != nil || st.Topology.FullRate() != 25_000_000 {
+		t.Errorf("the lab records links at %d bit/s (%v), want the scenario's 25 Mbit/s", st.Topology.FullRate(), err)
+	}
+	// The veths are not: another MTU is refused.
+	other := loadScenario(t, `
+name: zz-test
+topology: {kind: fattree, k: 4, links: {mtu: 4200}}
+workload: {kind: permutation, size: 64KiB}
+`)
 	if _, _, err := Run(context.Background(), other, opt); err == nil || !strings.Contains(err.Error(), "cannot run this scenario") {
-		t.Errorf("a scenario with other link rates on the lab: err = %v, want a refusal", err)
+		t.Errorf("a scenario with another MTU on the lab: err = %v, want a refusal", err)
 	}
 }
