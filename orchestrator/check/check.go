@@ -209,17 +209,16 @@ func RunOne(ctx context.Context, c Check, opt Options) (Result, error) {
 }
 
 // RateOf says at what rate a scenario's fabric runs: "50Mbit (the
-// topology's)", or "5.7Mbit (calibration of ...; topology 50Mbit)".
+// topology's)", or scenario.RateInfo.Describe.
 func RateOf(sc *scenario.Scenario) string {
 	if len(sc.Cells) == 0 || sc.Cells[0].Config.Topo() == nil {
 		return "?"
 	}
 	cfg := sc.Cells[0].Config
-	full := units.FormatRate(cfg.Topo().FullRate())
 	if r := cfg.Rate; r != nil && r.FullBps != 0 {
-		return fmt.Sprintf("%s (%s; topology %s)", full, r.Source, units.FormatRate(r.TopologyBps))
+		return r.Describe()
 	}
-	return full + " (the topology's)"
+	return units.FormatRate(cfg.Topo().FullRate()) + " (the topology's)"
 }
 
 // degradedSamples reads a run's subflows.csv and marks each EV whose

@@ -250,11 +250,5 @@ func rateLine(sc *scenario.Scenario) string {
 	if sc == nil || len(sc.Cells) == 0 || sc.Cells[0].Config.Rate == nil {
 		return ""
 	}
-	r := sc.Cells[0].Config.Rate
-	what := "Link rates"
-	if r.Auto {
-		what = "Link rates (rate: auto)"
-	}
-	return fmt.Sprintf("%s: the fastest link at %s (the topology's %s), the others in proportion; from %s.",
-		what, units.FormatRate(r.FullBps), units.FormatRate(r.TopologyBps), r.Source)
+	return "Link rates: the fastest link at " + sc.Cells[0].Config.Rate.Describe() + ", the others in proportion."
 }

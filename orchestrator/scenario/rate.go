@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -27,6 +28,16 @@ type RateInfo struct {
 }
 
 const wantRate = "a rate such as 25Mbit, or auto"
+
+// Describe says at what rate the fabric runs and where that came from:
+// "6.25Mbit (rate: auto, from calibration of ...; the topology's 25Mbit)".
+func (r *RateInfo) Describe() string {
+	from := "from " + r.Source
+	if r.Auto {
+		from = "rate: auto, " + from
+	}
+	return fmt.Sprintf("%s (%s; the topology's %s)", units.FormatRate(r.FullBps), from, units.FormatRate(r.TopologyBps))
+}
 
 // rate decodes the rate field (and Options.Rate, which takes its place)
 // and scales the cell's topology to it.

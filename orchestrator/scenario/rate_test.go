@@ -75,6 +75,9 @@ func TestRateAuto(t *testing.T) {
 	if d := cmp.Diff(want, s.Cells[0].Config.Rate); d != "" {
 		t.Errorf("Rate (-want +got):\n%s", d)
 	}
+	if got, want := s.Cells[0].Config.Rate.Describe(), "8Mbit (rate: auto, from calibration; the topology's 100Mbit)"; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
 }
 
 func TestRateOptionOverridesTheFile(t *testing.T) {
