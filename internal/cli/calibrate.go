@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,24 +42,28 @@ func (f *rateFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.confirm, "confirm", d.confirm, "calibration: more trials at the found rate that must be OK too")
 }
 
+// rateFlag parses the rate given to --flag; "" is 0 (not given).
+func rateFlag(flag, s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := units.ParseRate(s)
+	if err == nil && v == 0 {
+		err = fmt.Errorf("must be greater than 0")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return v, nil
+}
+
 func (f *rateFlags) options() (calibrate.Options, error) {
 	var o calibrate.Options
-	var err error
-	parse := func(flag, s string) uint64 {
-		if s == "" || err != nil {
-			return 0
-		}
-		v, perr := units.ParseRate(s)
-		if perr == nil && v == 0 {
-			perr = fmt.Errorf("must be greater than 0")
-		}
-		if perr != nil {
-			err = fmt.Errorf("--%s: %w", flag, perr)
-		}
-		return v
-	}
-	o.Min, o.Max, o.Start = parse("min-rate", f.min), parse("max-rate", f.max), parse("start-rate", f.start)
-	if err != nil {
+	var errs [3]error
+	o.Min, errs[0] = rateFlag("min-rate", f.min)
+	o.Max, errs[1] = rateFlag("max-rate", f.max)
+	o.Start, errs[2] = rateFlag("start-rate", f.start)
+	if err := errors.Join(errs[:]...); err != nil {
 		return o, err
 	}
 	if f.precision <= 0 || f.precision > 1 {
@@ -249,12 +254,9 @@ other setting at its default).`,
 func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate bool, rf *rateFlags, ro runner.Options) (*scenario.Scenario, error) {
 	auto := strings.EqualFold(strings.TrimSpace(rate), "auto")
 	if rate != "" && !auto {
-		v, err := units.ParseRate(rate)
-		if err == nil && v == 0 {
-			err = fmt.Errorf("must be greater than 0")
-		}
+		v, err := rateFlag("rate", rate)
 		if err != nil {
-			return nil, fmt.Errorf("--rate: %w; or auto", err)
+			return nil, fmt.Errorf("%w; or auto", err)
 		}
 		return scenario.LoadWith(path, scenario.Options{Rate: v, RateSource: "--rate"})
 	}
