@@ -17,14 +17,7 @@ func TestFabricQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := jsonRoundTrip(t, rep)
 	if len(back.Sections) != 1 || len(back.Sections[0].Rows) != 2 {
 		t.Fatalf("sections %+v", back.Sections)
 	}
@@ -53,4 +46,19 @@ func TestFlowState(t *testing.T) {
 	if rx <= 0 || tx <= 0 {
 		t.Errorf("rss+pfld per flow: rx %v tx %v, want positive", rx, tx)
 	}
+}
+
+// jsonRoundTrip encodes a report as JSON and decodes it again, as a
+// reader of ftlab bench --json would.
+func jsonRoundTrip(t *testing.T, rep *Report) Report {
+	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -94,15 +93,7 @@ func TestMemoryRepetitions(t *testing.T) {
 			}
 		}
 	}
-	rep := &Report{Machine: MachineInfo(), Quick: true, Sections: []Section{*sec}}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := jsonRoundTrip(t, &Report{Machine: MachineInfo(), Quick: true, Sections: []Section{*sec}})
 	rows := back.Sections[0].Rows
 	// k=4: kernel, slab, RSS, heap; then heap per open flow and rx and tx
 	// scheme state per scheme.
