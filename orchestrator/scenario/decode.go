@@ -67,8 +67,6 @@ type FieldError = topology.FieldError
 type loader struct {
 	file string
 	opt  Options
-	// autoRate: the cell being decoded says rate: auto.
-	autoRate bool
 }
 
 // decodeCell decodes and resolves one cell's document: the file with the
@@ -151,7 +149,7 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	wl := l.workload(nodes["workload"], w, t, cfg.fabric, &pr)
 	cfg.Workload = wl
 
-	cfg.Faults = l.faults(nodes["faults"], w, t, faultLimit, &pr)
+	cfg.Faults = l.faults(nodes["faults"], w, t, faultLimit, cfg.Rate != nil && cfg.Rate.Auto, &pr)
 
 	pr.AddAll("", w.Problems())
 	res.problems = problemsOf(&pr)

@@ -72,13 +72,13 @@ const wantFault = "a fault: a mapping with kind (corrupt, down, flap, degrade, s
 
 // faults decodes the faults: list. t may be nil when the topology did not
 // resolve; names are then not checked.
-func (l *loader) faults(n *yaml.Node, top *topology.Walker, t *topology.Topology, timeout time.Duration, pr *topology.Problems) []Fault {
+func (l *loader) faults(n *yaml.Node, top *topology.Walker, t *topology.Topology, timeout time.Duration, autoRate bool, pr *topology.Problems) []Fault {
 	out := []Fault{}
 	if n == nil {
 		return out
 	}
 	top.Sequence(n, "faults", "a list of faults, each starting with - kind:", func(i int, item *yaml.Node) {
-		f, ok := l.fault(item, fmt.Sprintf("faults[%d]", i), t, timeout, pr)
+		f, ok := l.fault(item, fmt.Sprintf("faults[%d]", i), t, timeout, autoRate, pr)
 		if ok {
 			out = append(out, f)
 		}
@@ -86,7 +86,9 @@ func (l *loader) faults(n *yaml.Node, top *topology.Walker, t *topology.Topology
 	return out
 }
 
-func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout time.Duration, pr *topology.Problems) (Fault, bool) {
+// fault decodes one entry of faults. autoRate: the cell says rate: auto,
+// so link rates are not known yet and a degraded rate must be a fraction.
+func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout time.Duration, autoRate bool, pr *topology.Problems) (Fault, bool) {
 	w := topology.NewWalker(n)
 	before := pr.Len()
 	defer func() { pr.AddAll(field, w.Problems()) }()
@@ -213,7 +215,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 				problem("rate", "%v; or a fraction of the link's rate such as 25%%", err)
 			} else if v == 0 {
 				problem("rate", "must be greater than 0; to take links down use kind: down")
-			} else if l.autoRate {
+			} else if autoRate {
 				problem("rate", "with rate: auto a degraded link's rate must be a fraction of its rate, such as 25%%: link rates are known only after calibration")
 			} else {
 				f.RateBps = v

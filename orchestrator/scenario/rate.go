@@ -44,12 +44,10 @@ func (r *RateInfo) Describe() string {
 func (l *loader) rate(cfg *Config, t *topology.Topology, nodes map[string]*yaml.Node, w *topology.Walker,
 	scalar func(key, want string) (string, bool), pr *topology.Problems) {
 	var info *RateInfo
-	l.autoRate = false
 	if s, ok := scalar("rate", wantRate); ok {
 		switch v, err := units.ParseRate(s); {
 		case strings.EqualFold(strings.TrimSpace(s), "auto"):
 			info = &RateInfo{Auto: true}
-			l.autoRate = true
 		case err != nil:
 			pr.Add(w.Val("rate"), "rate", "%v; or auto: the highest rate at which this machine's runs get an OK fidelity verdict", err)
 		case v == 0:
