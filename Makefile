@@ -5,7 +5,7 @@ GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN     := bin/ftlab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS := -X github.com/ftlab/ftlab/internal/cli.Version=$(VERSION) -X github.com/ftlab/ftlab/internal/cli.Commit=$(COMMIT)
+LDFLAGS := -X github.com/ftlab/ftlab/cmd/ftlab/cli.Version=$(VERSION) -X github.com/ftlab/ftlab/cmd/ftlab/cli.Commit=$(COMMIT)
 DEMO_LAB ?= demo
 
 .PHONY: all build test test-unit bench generate demo lab-demo clean check

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/testlab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/internal/ethtool"
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd/ofan"
 	"github.com/ftlab/ftlab/switchd/routing"
 	"github.com/ftlab/ftlab/switchd/shaping"

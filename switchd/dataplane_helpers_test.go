@@ -23,9 +23,9 @@ import (
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/bench"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/shaping"
 )

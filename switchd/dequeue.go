@@ -6,7 +6,7 @@ import (
 	"hash/fnv"
 
 	"github.com/ftlab/ftlab/bpf"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // PortMark is the skb mark tc_shaped stamps on packets queued for port

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ftlab/ftlab/internal/testlab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // TestPortMarksUnique: every port of the largest fabric gets its own

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

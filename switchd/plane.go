@@ -10,8 +10,7 @@ import (
 	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd/kernelfwd"
 	"github.com/ftlab/ftlab/switchd/routing"
 	"github.com/ftlab/ftlab/switchd/shaping"
@@ -24,6 +23,12 @@ type Lab struct {
 	Namespace func(node string) string
 	// PinRoot is the lab's private bpffs mount point (eBPF data plane).
 	PinRoot string
+	// SetCable takes both ends of a link administratively down or up, as
+	// pulling or replugging the cable would. The kernel and no-data-plane
+	// modes fail links this way; the fabric builder provides it
+	// (fabric.SetLinkState), so that switchd need not know how a fabric
+	// is built. Nil: those modes cannot fail links.
+	SetCable func(link *topology.Link, up bool) error
 }
 
 // Install puts the configured data plane into every switch of a freshly
@@ -72,7 +77,10 @@ func Remove(pinRoot string) error {
 func (l *Lab) SetLinkUp(link *topology.Link, up bool) error {
 	switch l.Config.DataPlane {
 	case DataPlaneKernel, DataPlaneNone:
-		return fabric.SetLinkState(l.Topo, l.Namespace, link, up)
+		if l.SetCable == nil {
+			return fmt.Errorf("link %s: the %s data plane fails links at their interfaces, and this lab gave no way to", link.Name, l.Config.DataPlane)
+		}
+		return l.SetCable(link, up)
 	}
 	for _, side := range []topology.Side{topology.SideA, topology.SideB} {
 		ep := link.End(side)

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/ftlab/ftlab/internal/cli"
+	"github.com/ftlab/ftlab/cmd/ftlab/cli"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/control"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // RequireRoot skips the test unless it runs as root (and not in -short mode).

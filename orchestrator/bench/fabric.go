@@ -10,8 +10,8 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 )
 
 // BareUpDown is the fabric baseline: every namespace of topo, then every

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/harness"
 	"github.com/ftlab/ftlab/hostagent/scheme"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -12,8 +12,8 @@ import (
 	"slices"
 
 	"github.com/ftlab/ftlab/internal/machine"
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 // CacheFile is the name of the cache in its directory.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
 )
 
 // Files a calibration writes into its directory.

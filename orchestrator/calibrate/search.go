@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/machine"
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 // Defaults of Options.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 const testScenario = `name: calib

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/runner"
-	"github.com/ftlab/ftlab/orchestrator/units"
 )
 
 // Outcome is a claim evaluated on measurements.

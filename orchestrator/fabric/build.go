@@ -17,7 +17,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/ethtool"
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // Options control a build.

@@ -16,7 +16,7 @@ import (
 	"github.com/ftlab/ftlab/internal/ethtool"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 func build(t *testing.T, topo *topology.Topology) (prefix string) {

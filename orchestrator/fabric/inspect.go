@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // Interface is what the kernel says about one lab interface.

@@ -6,7 +6,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // SetLinkState takes both ends of a link administratively down or up, as

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // pingPort is the UDP port PingAll's echo sockets use on every host.

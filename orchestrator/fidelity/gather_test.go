@@ -7,7 +7,7 @@ import (
 
 	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/hostagent/transport"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/shaping"
 )

@@ -8,13 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/switchd"
 )
 
 // Control is the lab's switch control plane.
 func (s *Store) Control(st *State) *switchd.Lab {
-	return &switchd.Lab{Topo: st.Topology, Config: st.DataPlane, Namespace: s.Namer(st.Name), PinRoot: st.PinRoot}
+	ns := s.Namer(st.Name)
+	return &switchd.Lab{Topo: st.Topology, Config: st.DataPlane, Namespace: ns, PinRoot: st.PinRoot,
+		SetCable: func(l *topology.Link, up bool) error { return fabric.SetLinkState(st.Topology, ns, l, up) }}
 }
 
 // SetLink fails (up = false) or repairs the link between nodes a and b of a

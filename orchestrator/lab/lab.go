@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

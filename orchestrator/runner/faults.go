@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"github.com/ftlab/ftlab/switchd"
 )

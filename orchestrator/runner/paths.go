@@ -10,8 +10,8 @@ import (
 	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/routing"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/units"
 	"github.com/ftlab/ftlab/switchd"
 )
 

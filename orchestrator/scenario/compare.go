@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -26,12 +26,12 @@ type axis struct {
 	top    string // first segment without index: "faults"
 	index  int    // faults[i]: i; -1 otherwise
 	sub    string // second segment; "" for a whole field
-	pos    topology.Pos
+	pos    yamldoc.Pos
 	values []*yaml.Node
 	labels []string
 	// owned maps the position of every node inside each value to the value
 	// index, so errors found in a cell can be attributed to the value.
-	owned map[topology.Pos]int
+	owned map[yamldoc.Pos]int
 }
 
 // notCompared explains the fields a cell cannot vary.
@@ -76,40 +76,40 @@ func subFields(top string) []string {
 // compare decodes the compare block of root. Only valid keys are
 // returned, so the cells built from them can still be checked for other
 // mistakes.
-func (l *loader) compare(root *yaml.Node, pr *topology.Problems) []*axis {
+func (l *loader) compare(root *yaml.Node, pr *yamldoc.Problems) []*axis {
 	k, n := mappingEntry(root, "compare")
 	if k == nil {
 		return nil
 	}
-	if n = topology.Deref(n); topology.IsNull(n) || (n.Kind == yaml.MappingNode && len(n.Content) == 0) {
-		pr.Add(topology.PosOf(n), "compare", "empty; give the fields to compare with their alternatives, e.g. {policy: [ecmp, ofan]}, or leave compare out")
+	if n = yamldoc.Deref(n); yamldoc.IsNull(n) || (n.Kind == yaml.MappingNode && len(n.Content) == 0) {
+		pr.Add(yamldoc.PosOf(n), "compare", "empty; give the fields to compare with their alternatives, e.g. {policy: [ecmp, ofan]}, or leave compare out")
 		return nil
 	}
 	var axes []*axis
-	w := topology.NewWalker(n)
+	w := yamldoc.NewWalker(n)
 	w.Mapping(n, "compare", wantCompare, func(key string, k, v *yaml.Node) {
-		a, ok := l.compareKey(root, key, topology.PosOf(k), pr)
+		a, ok := l.compareKey(root, key, yamldoc.PosOf(k), pr)
 		if !ok {
 			return
 		}
-		a.owned = map[topology.Pos]int{}
+		a.owned = map[yamldoc.Pos]int{}
 		field := "compare." + key
 		w.Sequence(v, field, "a list of alternatives, e.g. [ecmp, ofan]", func(i int, item *yaml.Node) {
 			a.values = append(a.values, item)
-			walk(item, func(x *yaml.Node) { a.owned[topology.PosOf(x)] = i })
+			walk(item, func(x *yaml.Node) { a.owned[yamldoc.PosOf(x)] = i })
 		})
-		if topology.Deref(v).Kind != yaml.SequenceNode {
+		if yamldoc.Deref(v).Kind != yaml.SequenceNode {
 			return // reported by Sequence
 		}
 		if len(a.values) == 0 {
-			pr.Add(topology.PosOf(v), field, "empty; list at least one alternative")
+			pr.Add(yamldoc.PosOf(v), field, "empty; list at least one alternative")
 			return
 		}
 		texts := make([]string, len(a.values))
 		for i, item := range a.values {
 			texts[i] = canonical(item)
 			if j := slices.Index(texts[:i], texts[i]); j >= 0 {
-				pr.Add(topology.PosOf(item), fmt.Sprintf("%s[%d]", field, i), "the same as %s[%d]; every alternative must differ", field, j)
+				pr.Add(yamldoc.PosOf(item), fmt.Sprintf("%s[%d]", field, i), "the same as %s[%d]; every alternative must differ", field, j)
 				return
 			}
 		}
@@ -144,7 +144,7 @@ func (l *loader) compare(root *yaml.Node, pr *topology.Problems) []*axis {
 // compareKey checks one key of the compare block against the schema and
 // against the base file: a compared field must not also be set there, as
 // the compared values would silently replace it.
-func (l *loader) compareKey(root *yaml.Node, key string, pos topology.Pos, pr *topology.Problems) (*axis, bool) {
+func (l *loader) compareKey(root *yaml.Node, key string, pos yamldoc.Pos, pr *yamldoc.Problems) (*axis, bool) {
 	field := "compare." + key
 	m := keySyntax.FindStringSubmatch(key)
 	if m == nil {
@@ -164,7 +164,7 @@ func (l *loader) compareKey(root *yaml.Node, key string, pos topology.Pos, pr *t
 			}
 		}
 		msg := fmt.Sprintf("unknown field %q", a.top)
-		if g := topology.Closest(a.top, valid); g != "" {
+		if g := yamldoc.Closest(a.top, valid); g != "" {
 			msg += fmt.Sprintf("; did you mean %q?", g)
 		}
 		pr.Add(pos, field, "%s (valid: %s)", msg, strings.Join(valid, ", "))
@@ -200,7 +200,7 @@ func (l *loader) compareKey(root *yaml.Node, key string, pos topology.Pos, pr *t
 		valid := subFields(a.top)
 		if !slices.Contains(valid, a.sub) {
 			msg := fmt.Sprintf("unknown field %q of %s", a.sub, a.top)
-			if g := topology.Closest(a.sub, valid); g != "" {
+			if g := yamldoc.Closest(a.sub, valid); g != "" {
 				msg += fmt.Sprintf("; did you mean %q?", g)
 			}
 			pr.Add(pos, field, "%s (valid: %s)", msg, strings.Join(valid, ", "))
@@ -208,7 +208,7 @@ func (l *loader) compareKey(root *yaml.Node, key string, pos topology.Pos, pr *t
 		}
 	}
 	if k := a.find(root); k != nil {
-		pr.Add(topology.PosOf(k), a.key, "also compared (compare.%s, line %d); the compared values replace it, so remove it here", key, pos.Line)
+		pr.Add(yamldoc.PosOf(k), a.key, "also compared (compare.%s, line %d); the compared values replace it, so remove it here", key, pos.Line)
 		return nil, false
 	}
 	return a, true
@@ -224,7 +224,7 @@ func (a *axis) find(doc *yaml.Node) *yaml.Node {
 		return nil
 	}
 	if a.index >= 0 {
-		v = topology.Deref(v)
+		v = yamldoc.Deref(v)
 		if v.Kind != yaml.SequenceNode || a.index >= len(v.Content) {
 			return nil
 		}
@@ -249,16 +249,16 @@ func (a *axis) set(doc *yaml.Node, i int) {
 		return
 	}
 	_, parent := mappingEntry(doc, a.top)
-	if parent == nil || topology.IsNull(parent) {
+	if parent == nil || yamldoc.IsNull(parent) {
 		parent = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: a.pos.Line, Column: a.pos.Column}
 		putEntry(doc, keyNode(a.top), parent)
 	}
-	parent = topology.Deref(parent)
+	parent = yamldoc.Deref(parent)
 	if a.index >= 0 {
 		if parent.Kind != yaml.SequenceNode || a.index >= len(parent.Content) {
 			return
 		}
-		parent = topology.Deref(parent.Content[a.index])
+		parent = yamldoc.Deref(parent.Content[a.index])
 	}
 	if parent.Kind == yaml.MappingNode {
 		putEntry(parent, keyNode(a.sub), value)
@@ -270,7 +270,7 @@ func (a *axis) set(doc *yaml.Node, i int) {
 // becomes "compare.transport[2]: unknown transport".
 func (a *axis) remap(file string, i int, es []*FieldError) {
 	for _, e := range es {
-		j, ok := a.owned[topology.Pos{Line: e.Line, Column: e.Column}]
+		j, ok := a.owned[yamldoc.Pos{Line: e.Line, Column: e.Column}]
 		if !ok || j != i || (e.File != "" && e.File != file) {
 			continue
 		}
@@ -288,11 +288,11 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 	if v == nil {
 		return nil
 	}
-	return topology.Deref(v)
+	return yamldoc.Deref(v)
 }
 
 func mappingEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
-	n = topology.Deref(n)
+	n = yamldoc.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, nil
 	}
@@ -328,7 +328,7 @@ func deleteEntry(n *yaml.Node, key string) {
 // clone deep-copies a node tree, replacing aliases by copies of what they
 // stand for, so substitutions never reach through an anchor.
 func clone(n *yaml.Node) *yaml.Node {
-	n = topology.Deref(n)
+	n = yamldoc.Deref(n)
 	if n == nil {
 		return nil
 	}
@@ -343,7 +343,7 @@ func clone(n *yaml.Node) *yaml.Node {
 
 // walk calls fn on n and every node below it.
 func walk(n *yaml.Node, fn func(*yaml.Node)) {
-	n = topology.Deref(n)
+	n = yamldoc.Deref(n)
 	fn(n)
 	for _, x := range n.Content {
 		walk(x, fn)
@@ -352,7 +352,7 @@ func walk(n *yaml.Node, fn func(*yaml.Node)) {
 
 // canonical renders a value for equality checks.
 func canonical(n *yaml.Node) string {
-	n = topology.Deref(n)
+	n = yamldoc.Deref(n)
 	if n.Kind == yaml.ScalarNode {
 		return n.Value
 	}
@@ -371,7 +371,7 @@ func canonical(n *yaml.Node) string {
 func labels(values []*yaml.Node) []string {
 	out := make([]string, len(values))
 	for i, v := range values {
-		v = topology.Deref(v)
+		v = yamldoc.Deref(v)
 		var s string
 		switch {
 		case v.Kind == yaml.ScalarNode && strings.ContainsAny(v.Value, `/\`):
@@ -386,7 +386,7 @@ func labels(values []*yaml.Node) []string {
 		case v.Kind == yaml.MappingNode && flat(v):
 			var parts []string
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				parts = append(parts, v.Content[j].Value+":"+topology.Deref(v.Content[j+1]).Value)
+				parts = append(parts, v.Content[j].Value+":"+yamldoc.Deref(v.Content[j+1]).Value)
 			}
 			s = strings.Join(parts, "+")
 		default:
@@ -408,7 +408,7 @@ func labels(values []*yaml.Node) []string {
 
 func flat(m *yaml.Node) bool {
 	for _, c := range m.Content {
-		if topology.Deref(c).Kind != yaml.ScalarNode {
+		if yamldoc.Deref(c).Kind != yaml.ScalarNode {
 			return false
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"gopkg.in/yaml.v3"
 )
@@ -61,7 +61,7 @@ type cellResult struct {
 }
 
 // FieldError is topology's: scenario files report problems the same way.
-type FieldError = topology.FieldError
+type FieldError = yamldoc.FieldError
 
 // loader checks one scenario file.
 type loader struct {
@@ -72,9 +72,9 @@ type loader struct {
 // decodeCell decodes and resolves one cell's document: the file with the
 // cell's compared values substituted and compare removed.
 func (l *loader) decodeCell(root *yaml.Node) cellResult {
-	var pr topology.Problems
+	var pr yamldoc.Problems
 	res := cellResult{used: map[string]bool{}}
-	w := topology.NewWalker(root)
+	w := yamldoc.NewWalker(root)
 	nodes := map[string]*yaml.Node{}
 	w.Fields(root, "a scenario: a mapping with topology, workload and optional settings", topFields, topHints,
 		func(key string, v *yaml.Node) { nodes[key] = v })
@@ -157,7 +157,7 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 }
 
 // wide decodes the scenario-wide fields.
-func (l *loader) wide(nodes map[string]*yaml.Node, w *topology.Walker, scalar func(key, want string) (string, bool), pr *topology.Problems) wide {
+func (l *loader) wide(nodes map[string]*yaml.Node, w *yamldoc.Walker, scalar func(key, want string) (string, bool), pr *yamldoc.Problems) wide {
 	var out wide
 	if s, ok := scalar("name", "a name such as demo"); ok {
 		if !validName.MatchString(s) {
@@ -200,15 +200,15 @@ func (l *loader) wide(nodes map[string]*yaml.Node, w *topology.Walker, scalar fu
 			v, err := parseSeed(s)
 			switch j, dup := first[v]; {
 			case err != nil:
-				pr.Add(topology.PosOf(item), field, "%v", err)
+				pr.Add(yamldoc.PosOf(item), field, "%v", err)
 			case dup:
-				pr.Add(topology.PosOf(item), field, "seed %d is listed twice (also seeds[%d]); repetitions with one seed are identical", v, j)
+				pr.Add(yamldoc.PosOf(item), field, "seed %d is listed twice (also seeds[%d]); repetitions with one seed are identical", v, j)
 			default:
 				first[v] = i
 				out.seeds = append(out.seeds, v)
 			}
 		})
-		if v := topology.Deref(n); v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+		if v := yamldoc.Deref(n); v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 			pr.Add(w.Val("seeds"), "seeds", "empty; list at least one seed, or leave seeds out")
 		}
 		if w.Has("repetitions") && !w.IsBad("repetitions") && reps != len(out.seeds) && len(out.seeds) > 0 {
@@ -224,7 +224,7 @@ func (l *loader) wide(nodes map[string]*yaml.Node, w *topology.Walker, scalar fu
 
 // blocks decodes the parameter blocks and keeps those the cell's policy
 // and transport use.
-func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[string]bool, pr *topology.Problems) {
+func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[string]bool, pr *yamldoc.Problems) {
 	uses := map[string]bool{
 		"ofan":    cfg.Policy.Uses(Ofan) || cfg.Policy.Uses(POfan),
 		"pofan":   cfg.Policy.Uses(POfan),
@@ -243,7 +243,7 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 	}
 	for _, b := range blocks {
 		n := nodes[b.key]
-		w := topology.NewWalker(n)
+		w := yamldoc.NewWalker(n)
 		v := decodeBlock(b, n, w, paramEnv{rtt: cfg.BaseRTT}) // always, so mistakes in unused blocks are reported too
 		pr.AddAll(b.key, w.Problems())
 		used[b.key] = uses[b.key]
@@ -260,7 +260,7 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 
 // checkWindow checks that PFLD's receiver bitmap can track a full window
 // of packets: packets beyond it could neither be placed nor NACKed.
-func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *topology.Walker, pr *topology.Problems) {
+func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *yamldoc.Walker, pr *yamldoc.Problems) {
 	if cfg.PFLD == nil || cfg.fabric == nil {
 		return
 	}
@@ -271,9 +271,9 @@ func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *topolo
 	}
 	at, field := w.Pos(), "host.window"
 	if k, _ := mappingEntry(nodes["host"], "window"); k != nil {
-		at = topology.PosOf(k)
+		at = yamldoc.PosOf(k)
 	} else if k, _ := mappingEntry(nodes["pfld"], "bitmap_bits"); k != nil {
-		at, field = topology.PosOf(k), "pfld.bitmap_bits"
+		at, field = yamldoc.PosOf(k), "pfld.bitmap_bits"
 	}
 	pr.Add(at, field, "a window of %s is %d packets of %d bytes, more than the %d PSNs pfld.bitmap_bits tracks; lower host.window or raise pfld.bitmap_bits",
 		units.FormatSize(cfg.Host.Window), packets, payload, cfg.PFLD.BitmapBits)
@@ -281,10 +281,10 @@ func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *topolo
 
 // problemsOf returns the collected problems, sorted, with no file name
 // unless they come from another file.
-func problemsOf(pr *topology.Problems) []*FieldError {
+func problemsOf(pr *yamldoc.Problems) []*FieldError {
 	err := pr.Result("")
 	if err == nil {
 		return nil
 	}
-	return err.(topology.Errors)
+	return err.(yamldoc.Errors)
 }

@@ -10,7 +10,7 @@
 // Load only reads and checks: a scenario with any problem builds nothing.
 // Decoding is strict and complete, reusing the topology package's YAML
 // machinery, so every problem of a file is reported at once as
-// file:line:col: field: message (a topology.Errors), unknown names list
+// file:line:col: field: message (a yamldoc.Errors), unknown names list
 // the valid ones, and names of links and switches are checked against the
 // resolved topology.
 //

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -313,9 +313,9 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want:\n%s", strings.Join(tc.want, "\n"))
 			}
-			var es topology.Errors
+			var es yamldoc.Errors
 			if !errors.As(err, &es) {
-				t.Fatalf("error %T is not a topology.Errors: %v", err, err)
+				t.Fatalf("error %T is not a yamldoc.Errors: %v", err, err)
 			}
 			if diff := cmp.Diff(tc.want, strings.Split(err.Error(), "\n")); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)

@@ -8,8 +8,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // Op is one thing the runner does to a link at a point in time.
@@ -76,7 +77,7 @@ type expander struct {
 	t     *topology.Topology
 	seed  uint64
 	held  map[property][]interval
-	pr    *topology.Problems
+	pr    *yamldoc.Problems
 	multi bool // more than one seed, so seed-dependent errors say which
 }
 
@@ -200,7 +201,7 @@ func (e *expander) select1(i int, f Fault) Fault {
 		slices.Sort(chosen)
 		pool = chosen
 	}
-	var positions []topology.Pos
+	var positions []yamldoc.Pos
 	if f.Random == 0 && len(f.Links) > 0 {
 		positions = f.at.links
 	}
@@ -230,7 +231,7 @@ func (e *expander) pick(f Fault, free, pool int, r *rand.Rand) []int {
 		if e.multi {
 			msg += fmt.Sprintf(" (seed %d)", e.seed)
 		}
-		e.pr.Add(f.at.random, topology.JoinField(f.at.field, "random"), "%s", msg)
+		e.pr.Add(f.at.random, yamldoc.JoinField(f.at.field, "random"), "%s", msg)
 		return nil
 	}
 	idx := make([]int, free)
@@ -246,7 +247,7 @@ func (e *expander) pick(f Fault, free, pool int, r *rand.Rand) []int {
 
 // claim records the links a fault holds, reporting explicit overlaps.
 // positions locate each link of an explicit links: list.
-func (e *expander) claim(i int, f Fault, links []int, positions []topology.Pos) {
+func (e *expander) claim(i int, f Fault, links []int, positions []yamldoc.Pos) {
 	for j, l := range links {
 		if held, ok := e.conflict(f, l); ok {
 			at, field := f.at.pos, f.at.field

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -48,9 +49,9 @@ type Fault struct {
 // faultPos locates a fault's parts for errors found when it is expanded.
 type faultPos struct {
 	field  string // "faults[2]"
-	pos    topology.Pos
-	links  []topology.Pos
-	random topology.Pos
+	pos    yamldoc.Pos
+	links  []yamldoc.Pos
+	random yamldoc.Pos
 }
 
 var faultFields = []string{"kind", "at", "for", "repeat", "every", "links", "stage", "switches", "layer", "random", "direction", "drop", "rate"}
@@ -72,7 +73,7 @@ const wantFault = "a fault: a mapping with kind (corrupt, down, flap, degrade, s
 
 // faults decodes the faults: list. t may be nil when the topology did not
 // resolve; names are then not checked.
-func (l *loader) faults(n *yaml.Node, top *topology.Walker, t *topology.Topology, timeout time.Duration, autoRate bool, pr *topology.Problems) []Fault {
+func (l *loader) faults(n *yaml.Node, top *yamldoc.Walker, t *topology.Topology, timeout time.Duration, autoRate bool, pr *yamldoc.Problems) []Fault {
 	out := []Fault{}
 	if n == nil {
 		return out
@@ -88,8 +89,8 @@ func (l *loader) faults(n *yaml.Node, top *topology.Walker, t *topology.Topology
 
 // fault decodes one entry of faults. autoRate: the cell says rate: auto,
 // so link rates are not known yet and a degraded rate must be a fraction.
-func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout time.Duration, autoRate bool, pr *topology.Problems) (Fault, bool) {
-	w := topology.NewWalker(n)
+func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout time.Duration, autoRate bool, pr *yamldoc.Problems) (Fault, bool) {
+	w := yamldoc.NewWalker(n)
 	before := pr.Len()
 	defer func() { pr.AddAll(field, w.Problems()) }()
 	f := Fault{at: faultPos{field: field, pos: w.Pos()}}
@@ -99,7 +100,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 		return f, false
 	}
 	problem := func(key, format string, args ...any) {
-		pr.Add(w.Val(key), topology.JoinField(field, key), format, args...)
+		pr.Add(w.Val(key), yamldoc.JoinField(field, key), format, args...)
 	}
 	scalar := func(key, want string) (string, bool) {
 		if v := nodes[key]; v != nil {
@@ -129,14 +130,14 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 			return f, false
 		}
 	case nodes["kind"] == nil:
-		pr.Add(w.Pos(), topology.JoinField(field, "kind"), "missing (valid: %s)", faultKindNames())
+		pr.Add(w.Pos(), yamldoc.JoinField(field, "kind"), "missing (valid: %s)", faultKindNames())
 		return f, false
 	default:
 		return f, false
 	}
 	for _, key := range faultFields {
 		if kinds := faultOptions[key]; nodes[key] != nil && kinds != nil && !slices.Contains(kinds, f.Kind) {
-			pr.Add(w.Key(key), topology.JoinField(field, key), "only for %s faults; this one is %s", joinNames(kinds), f.Kind)
+			pr.Add(w.Key(key), yamldoc.JoinField(field, key), "only for %s faults; this one is %s", joinNames(kinds), f.Kind)
 			delete(nodes, key)
 		}
 	}
@@ -154,7 +155,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 		}
 		f.For = d
 	} else if f.Kind == Flap && nodes["for"] == nil {
-		pr.Add(w.Pos(), topology.JoinField(field, "for"), "missing; a flap needs for: how long the links stay down each time")
+		pr.Add(w.Pos(), yamldoc.JoinField(field, "for"), "missing; a flap needs for: how long the links stay down each time")
 	}
 	if f.Kind == Flap {
 		f.Repeat = 1
@@ -197,7 +198,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 			}
 			f.Drop = p
 		} else if nodes["drop"] == nil {
-			pr.Add(w.Pos(), topology.JoinField(field, "drop"), "missing; a corrupt fault needs drop: the probability that a packet is lost, e.g. 1e-3")
+			pr.Add(w.Pos(), yamldoc.JoinField(field, "drop"), "missing; a corrupt fault needs drop: the probability that a packet is lost, e.g. 1e-3")
 		}
 	}
 	if f.Kind == Degrade {
@@ -221,7 +222,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 				f.RateBps = v
 			}
 		} else if nodes["rate"] == nil {
-			pr.Add(w.Pos(), topology.JoinField(field, "rate"), "missing; a degrade fault needs rate: the new rate (25Mbit) or a fraction of the current one (25%%)")
+			pr.Add(w.Pos(), yamldoc.JoinField(field, "rate"), "missing; a degrade fault needs rate: the new rate (25Mbit) or a fraction of the current one (25%%)")
 		}
 	}
 
@@ -245,17 +246,17 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 }
 
 // faultLinks decodes links: and stage: and checks the selection.
-func (l *loader) faultLinks(f *Fault, nodes map[string]*yaml.Node, w *topology.Walker, t *topology.Topology,
+func (l *loader) faultLinks(f *Fault, nodes map[string]*yaml.Node, w *yamldoc.Walker, t *topology.Topology,
 	scalar func(key, want string) (string, bool), problem func(key, format string, args ...any)) {
 	if v := nodes["links"]; v != nil {
 		seen := map[string]int{}
 		w.Sequence(v, "links", "a list of link names, e.g. [e0-0~a0-1]", func(i int, item *yaml.Node) {
 			key := fmt.Sprintf("links[%d]", i)
-			w.Record(key, topology.PosOf(item), topology.PosOf(item))
+			w.Record(key, yamldoc.PosOf(item), yamldoc.PosOf(item))
 			name, ok := w.Scalar(item, key, "a link name such as e0-0~a0-1")
 			if !ok || t == nil {
 				f.Links = append(f.Links, name)
-				f.at.links = append(f.at.links, topology.PosOf(item))
+				f.at.links = append(f.at.links, yamldoc.PosOf(item))
 				return
 			}
 			link, err := linkByName(t, name)
@@ -269,7 +270,7 @@ func (l *loader) faultLinks(f *Fault, nodes map[string]*yaml.Node, w *topology.W
 			}
 			seen[link.Name] = i
 			f.Links = append(f.Links, link.Name)
-			f.at.links = append(f.at.links, topology.PosOf(item))
+			f.at.links = append(f.at.links, yamldoc.PosOf(item))
 		})
 	}
 	if s, ok := scalar("stage", "a stage such as agg-core"); ok {
@@ -297,13 +298,13 @@ func (l *loader) faultLinks(f *Fault, nodes map[string]*yaml.Node, w *topology.W
 }
 
 // faultSwitches decodes switches: and layer: and checks the selection.
-func (l *loader) faultSwitches(f *Fault, nodes map[string]*yaml.Node, w *topology.Walker, t *topology.Topology,
+func (l *loader) faultSwitches(f *Fault, nodes map[string]*yaml.Node, w *yamldoc.Walker, t *topology.Topology,
 	scalar func(key, want string) (string, bool), problem func(key, format string, args ...any)) {
 	if v := nodes["switches"]; v != nil {
 		seen := map[string]int{}
 		w.Sequence(v, "switches", "a list of switch names, e.g. [a0-1]", func(i int, item *yaml.Node) {
 			key := fmt.Sprintf("switches[%d]", i)
-			w.Record(key, topology.PosOf(item), topology.PosOf(item))
+			w.Record(key, yamldoc.PosOf(item), yamldoc.PosOf(item))
 			name, ok := w.Scalar(item, key, "a switch name such as a0-1")
 			if !ok {
 				return
@@ -359,8 +360,8 @@ func isEmptyList(n *yaml.Node) bool {
 	if n == nil {
 		return false
 	}
-	n = topology.Deref(n)
-	return topology.IsNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0)
+	n = yamldoc.Deref(n)
+	return yamldoc.IsNull(n) || (n.Kind == yaml.SequenceNode && len(n.Content) == 0)
 }
 
 // linkPool lists the links a fault may pick from, by index: its links,

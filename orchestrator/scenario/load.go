@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"gopkg.in/yaml.v3"
 )
@@ -15,7 +15,7 @@ import (
 // load checks a parsed scenario document and builds the Scenario.
 func load(file string, root *yaml.Node, opt Options) (*Scenario, error) {
 	l := &loader{file: file, opt: opt}
-	var pr topology.Problems
+	var pr yamldoc.Problems
 	axes := l.compare(root, &pr)
 
 	base := clone(root)
@@ -128,14 +128,14 @@ func inCells(cells []int, names []string) string {
 // unusedBlocks reports parameter blocks that no cell uses: settings that
 // would silently do nothing are almost always a mistake (a transport name
 // that was meant to be compared, a block for the wrong scheme).
-func (l *loader) unusedBlocks(root *yaml.Node, axes []*axis, results []cellResult, pr *topology.Problems) {
+func (l *loader) unusedBlocks(root *yaml.Node, axes []*axis, results []cellResult, pr *yamldoc.Problems) {
 	for _, b := range blocks {
 		if b.key == "host" {
 			continue
 		}
-		at, field := topology.Pos{}, ""
+		at, field := yamldoc.Pos{}, ""
 		if k, _ := mappingEntry(root, b.key); k != nil {
-			at, field = topology.PosOf(k), b.key
+			at, field = yamldoc.PosOf(k), b.key
 		}
 		for _, a := range axes {
 			if a.top == b.key && field == "" {
@@ -194,7 +194,7 @@ type generator struct {
 	cache map[string][]workload.Message
 }
 
-func (g *generator) run(cfg *Config, rep int, seed uint64, multi bool, pr *topology.Problems) *Run {
+func (g *generator) run(cfg *Config, rep int, seed uint64, multi bool, pr *yamldoc.Problems) *Run {
 	r := &Run{Repetition: rep, Seed: seed}
 	spec, _ := json.Marshal(cfg.Workload)
 	hosts, _ := json.Marshal(cfg.Topology)
@@ -204,7 +204,7 @@ func (g *generator) run(cfg *Config, rep int, seed uint64, multi bool, pr *topol
 		var err error
 		msgs, err = cfg.Workload.Generate(cfg.fabric, seed)
 		if err != nil {
-			pr.Add(topology.Pos{}, "workload", "%v (seed %d)", err, seed)
+			pr.Add(yamldoc.Pos{}, "workload", "%v (seed %d)", err, seed)
 		}
 		g.cache[key] = msgs
 	}
@@ -214,7 +214,7 @@ func (g *generator) run(cfg *Config, rep int, seed uint64, multi bool, pr *topol
 	if cfg.DataPlane == Shaped && msgs != nil {
 		b, err := workload.LowerBound(msgs, cfg.fabric, cfg.Wire())
 		if err != nil {
-			pr.Add(topology.Pos{}, "workload", "CCT lower bound: %v", err)
+			pr.Add(yamldoc.Pos{}, "workload", "CCT lower bound: %v", err)
 		} else {
 			r.Bound = &b
 		}

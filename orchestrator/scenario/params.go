@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -217,7 +217,7 @@ func newDefaults(t reflect.Type, env paramEnv) reflect.Value {
 
 // decodeBlock decodes a block's mapping n (absent: nil) over its defaults,
 // recording problems on w with field paths relative to the block.
-func decodeBlock(b block, n *yaml.Node, w *topology.Walker, env paramEnv) reflect.Value {
+func decodeBlock(b block, n *yaml.Node, w *yamldoc.Walker, env paramEnv) reflect.Value {
 	v := newDefaults(b.typ, env)
 	if n == nil {
 		return v
@@ -236,7 +236,7 @@ func decodeBlock(b block, n *yaml.Node, w *topology.Walker, env paramEnv) reflec
 			err = checkParam(f, x)
 		}
 		if err != nil {
-			w.Problem(topology.PosOf(node), key, "%v", err)
+			w.Problem(yamldoc.PosOf(node), key, "%v", err)
 			return
 		}
 		v.Elem().Field(i).Set(x)

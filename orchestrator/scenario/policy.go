@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -18,7 +19,7 @@ var allLayers = []Layer{LayerEdge, LayerAgg, LayerLeaf}
 // policy decodes policy: one name for every layer, or a mapping from
 // layer to name; layers left out run ecmp. t may be nil when the topology
 // did not resolve: names are still checked, layers only against all kinds.
-func (l *loader) policy(n *yaml.Node, t *topology.Topology, w *topology.Walker, pr *topology.Problems) Policy {
+func (l *loader) policy(n *yaml.Node, t *topology.Topology, w *yamldoc.Walker, pr *yamldoc.Problems) Policy {
 	layers := allLayers
 	kind := topology.FatTree
 	if t != nil {
@@ -38,12 +39,12 @@ func (l *loader) policy(n *yaml.Node, t *topology.Topology, w *topology.Walker, 
 			return "", false
 		}
 		if err := oneOf("policy", PolicyName(s), Policies); err != nil {
-			pr.Add(topology.PosOf(v), field, "%v", err)
+			pr.Add(yamldoc.PosOf(v), field, "%v", err)
 			return "", false
 		}
 		return PolicyName(s), true
 	}
-	switch v := topology.Deref(n); v.Kind {
+	switch v := yamldoc.Deref(n); v.Kind {
 	case yaml.ScalarNode:
 		if p, ok := name(v, "policy"); ok {
 			for ly := range out {
@@ -60,26 +61,26 @@ func (l *loader) policy(n *yaml.Node, t *topology.Topology, w *topology.Walker, 
 			}
 			switch {
 			case key == "core" || key == "spine":
-				pr.Add(topology.PosOf(k), field, "%s switches have one way down to every destination and choose no uplinks; give a policy for %s",
+				pr.Add(yamldoc.PosOf(k), field, "%s switches have one way down to every destination and choose no uplinks; give a policy for %s",
 					key, strings.Join(valid, " and "))
 				return
 			case !slices.Contains(layers, ly):
 				msg := fmt.Sprintf("unknown layer %q", key)
 				if t != nil && slices.Contains(allLayers, ly) {
 					msg = fmt.Sprintf("a %s has no %s layer", kind, key)
-				} else if g := topology.Closest(key, valid); g != "" {
+				} else if g := yamldoc.Closest(key, valid); g != "" {
 					msg += fmt.Sprintf("; did you mean %q?", g)
 				}
-				pr.Add(topology.PosOf(k), field, "%s (valid: %s)", msg, strings.Join(valid, ", "))
+				pr.Add(yamldoc.PosOf(k), field, "%s (valid: %s)", msg, strings.Join(valid, ", "))
 				return
 			}
-			w.Record(field, topology.PosOf(k), topology.PosOf(val))
+			w.Record(field, yamldoc.PosOf(k), yamldoc.PosOf(val))
 			if p, ok := name(val, field); ok {
 				out[ly] = p
 			}
 		})
 	default:
-		w.Problem(topology.PosOf(v), "policy", "expected %s, found %s", wantPolicy, topology.Describe(v))
+		w.Problem(yamldoc.PosOf(v), "policy", "expected %s, found %s", wantPolicy, yamldoc.Describe(v))
 	}
 	return out
 }

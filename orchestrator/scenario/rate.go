@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -41,8 +42,8 @@ func (r *RateInfo) Describe() string {
 
 // rate decodes the rate field (and Options.Rate, which takes its place)
 // and scales the cell's topology to it.
-func (l *loader) rate(cfg *Config, t *topology.Topology, nodes map[string]*yaml.Node, w *topology.Walker,
-	scalar func(key, want string) (string, bool), pr *topology.Problems) {
+func (l *loader) rate(cfg *Config, t *topology.Topology, nodes map[string]*yaml.Node, w *yamldoc.Walker,
+	scalar func(key, want string) (string, bool), pr *yamldoc.Problems) {
 	var info *RateInfo
 	if s, ok := scalar("rate", wantRate); ok {
 		switch v, err := units.ParseRate(s); {

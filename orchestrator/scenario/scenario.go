@@ -5,7 +5,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 )
 
@@ -129,7 +130,7 @@ type Options struct {
 
 // Load reads and checks a scenario file and everything it refers to (the
 // topology file, a traffic matrix). It builds nothing. The error is a
-// topology.Errors listing every problem as file:line:col: field: message.
+// yamldoc.Errors listing every problem as file:line:col: field: message.
 func Load(path string) (*Scenario, error) { return LoadWith(path, Options{}) }
 
 // LoadWith is Load with options.
@@ -147,7 +148,7 @@ func Parse(file string, data []byte) (*Scenario, error) { return ParseWith(file,
 
 // ParseWith is Parse with options.
 func ParseWith(file string, data []byte, opt Options) (*Scenario, error) {
-	root, err := topology.ParseDocument(file, data, emptyFile)
+	root, err := yamldoc.ParseDocument(file, data, emptyFile)
 	if err != nil {
 		return nil, err
 	}

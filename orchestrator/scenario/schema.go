@@ -1,6 +1,6 @@
 package scenario
 
-import "github.com/ftlab/ftlab/orchestrator/topology"
+import "github.com/ftlab/ftlab/internal/topology"
 
 // DataPlane is how links are emulated.
 type DataPlane string

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -44,12 +45,12 @@ const wantTopology = "a topology file such as topologies/fattree-k4.yaml, or an 
 // topology resolves the topology: a file path, looked up next to the
 // scenario and then in the directories above it up to the repository
 // root, or an inline topology spec.
-func (l *loader) topology(n *yaml.Node, w *topology.Walker, pr *topology.Problems) (*topology.Topology, TopologyInfo) {
+func (l *loader) topology(n *yaml.Node, w *yamldoc.Walker, pr *yamldoc.Problems) (*topology.Topology, TopologyInfo) {
 	if n == nil {
 		pr.Add(w.Pos(), "topology", "missing; give %s", wantTopology)
 		return nil, TopologyInfo{}
 	}
-	n = topology.Deref(n)
+	n = yamldoc.Deref(n)
 	var (
 		t    *topology.Topology
 		info TopologyInfo
@@ -60,32 +61,32 @@ func (l *loader) topology(n *yaml.Node, w *topology.Walker, pr *topology.Problem
 		var spec topology.Spec
 		_ = spec.UnmarshalYAML(n) // never fails; problems come from Resolve
 		t, err = spec.Resolve(l.file)
-		var es topology.Errors
+		var es yamldoc.Errors
 		if errors.As(err, &es) {
 			pr.AddAll("", es.Prefix("topology"))
 			return nil, info
 		}
 		if err != nil {
-			pr.Add(topology.PosOf(n), "topology", "%v", err)
+			pr.Add(yamldoc.PosOf(n), "topology", "%v", err)
 			return nil, info
 		}
 		text, _ := yaml.Marshal(&spec)
 		info.Spec = string(text)
-	case n.Kind == yaml.ScalarNode && !topology.IsNull(n):
+	case n.Kind == yaml.ScalarNode && !yamldoc.IsNull(n):
 		path, tried := l.find(n.Value)
 		if path == "" {
-			pr.Add(topology.PosOf(n), "topology", "cannot find %s (looked for %s)", n.Value, strings.Join(tried, ", "))
+			pr.Add(yamldoc.PosOf(n), "topology", "cannot find %s (looked for %s)", n.Value, strings.Join(tried, ", "))
 			return nil, info
 		}
 		t, err = topology.Load(path)
 		if err != nil {
-			pr.Add(topology.PosOf(n), "topology", "%s has problems, listed with their own file name", path)
-			pr.AddError(topology.PosOf(n), "topology", err)
+			pr.Add(yamldoc.PosOf(n), "topology", "%s has problems, listed with their own file name", path)
+			pr.AddError(yamldoc.PosOf(n), "topology", err)
 			return nil, info
 		}
 		info.Source = path
 	default:
-		pr.Add(topology.PosOf(n), "topology", "expected %s, found %s", wantTopology, topology.Describe(n))
+		pr.Add(yamldoc.PosOf(n), "topology", "expected %s, found %s", wantTopology, yamldoc.Describe(n))
 		return nil, info
 	}
 	info.Name, info.Kind, info.K = t.Name, t.Kind, t.K
@@ -133,7 +134,7 @@ func fileExists(p string) bool {
 }
 
 // links applies the links: overrides to the topology (when it resolved).
-func (l *loader) links(n *yaml.Node, t *topology.Topology, w *topology.Walker, pr *topology.Problems) []LinkOverride {
+func (l *loader) links(n *yaml.Node, t *topology.Topology, w *yamldoc.Walker, pr *yamldoc.Problems) []LinkOverride {
 	var ovs []topology.Override
 	w.Sequence(n, "links", "a list of link overrides, each starting with - between: [X, Y] or - from: X", func(i int, item *yaml.Node) {
 		var o topology.Override

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // durationUnits is quoted in errors about durations.
@@ -79,7 +79,7 @@ func oneOf[T ~string](what string, v T, valid []T) error {
 		names[i] = string(x)
 	}
 	guess := ""
-	if g := topology.Closest(string(v), names); g != "" {
+	if g := yamldoc.Closest(string(v), names); g != "" {
 		guess = fmt.Sprintf("; did you mean %q?", g)
 	}
 	return fmt.Errorf("unknown %s %q%s (valid: %s)", what, v, guess, strings.Join(names, ", "))

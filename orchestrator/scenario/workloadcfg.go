@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"gopkg.in/yaml.v3"
 )
@@ -28,13 +29,13 @@ const wantWorkload = "a workload: a mapping with kind (permutation, all-to-all, 
 
 // workload decodes the workload block and checks it against the fabric
 // (nil when the topology did not resolve).
-func (l *loader) workload(n *yaml.Node, top *topology.Walker, t *topology.Topology, f *workload.Fabric, pr *topology.Problems) workload.Spec {
+func (l *loader) workload(n *yaml.Node, top *yamldoc.Walker, t *topology.Topology, f *workload.Fabric, pr *yamldoc.Problems) workload.Spec {
 	var spec workload.Spec
 	if n == nil {
 		pr.Add(top.Pos(), "workload", "missing; give %s", wantWorkload)
 		return spec
 	}
-	w := topology.NewWalker(n)
+	w := yamldoc.NewWalker(n)
 	defer func() { pr.AddAll("workload", w.Problems()) }()
 	nodes := map[string]*yaml.Node{}
 	w.Fields(n, wantWorkload, workloadFields, nil, func(key string, v *yaml.Node) { nodes[key] = v })
@@ -118,7 +119,7 @@ func (l *loader) workload(n *yaml.Node, top *topology.Walker, t *topology.Topolo
 			}
 			if _, isHost := f.Host(name); !isHost {
 				hostsOK = false
-				pr.Add(topology.PosOf(item), "workload."+field, "%s", notAHost(t, name))
+				pr.Add(yamldoc.PosOf(item), "workload."+field, "%s", notAHost(t, name))
 			}
 		})
 	}

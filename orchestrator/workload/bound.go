@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
 )
 
 // Wire says how messages become packets on the wire.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/google/go-cmp/cmp"
 )
 

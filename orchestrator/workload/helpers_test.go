@@ -3,7 +3,7 @@ package workload
 import (
 	"testing"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 func fatTree(t *testing.T, k int) *Fabric {

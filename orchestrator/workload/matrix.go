@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,13 +34,13 @@ func ReadMatrix(path string) (*Matrix, error) {
 // blank lines and lines starting with # ignored; ".yaml" or ".yml" is a
 // list of rows, each a list of values. Values are sizes as in
 // units.ParseSize: a plain number is bytes, "1MiB" works too.
-// Problems are a topology.Errors naming file, line and column, with
+// Problems are a yamldoc.Errors naming file, line and column, with
 // fields "[row][column]" counted from 0.
 func ParseMatrix(file string, data []byte) (*Matrix, error) {
 	var (
 		rows [][]uint64
-		pos  []topology.Pos // where each row starts
-		pr   topology.Problems
+		pos  []yamldoc.Pos // where each row starts
+		pr   yamldoc.Problems
 	)
 	switch ext := strings.ToLower(filepath.Ext(file)); ext {
 	case ".csv":
@@ -48,12 +48,12 @@ func ParseMatrix(file string, data []byte) (*Matrix, error) {
 	case ".yaml", ".yml":
 		rows, pos = parseYAMLMatrix(file, data, &pr)
 	default:
-		return nil, topology.Errors{{File: file, Msg: fmt.Sprintf("unknown traffic matrix format %q; name the file .csv or .yaml", ext)}}
+		return nil, yamldoc.Errors{{File: file, Msg: fmt.Sprintf("unknown traffic matrix format %q; name the file .csv or .yaml", ext)}}
 	}
 	if pr.Len() == 0 {
 		switch {
 		case len(rows) == 0:
-			pr.Add(topology.Pos{}, "", "the traffic matrix is empty")
+			pr.Add(yamldoc.Pos{}, "", "the traffic matrix is empty")
 		default:
 			for i, row := range rows {
 				if len(row) != len(rows) {
@@ -69,7 +69,7 @@ func ParseMatrix(file string, data []byte) (*Matrix, error) {
 	return &Matrix{File: file, Bytes: rows}, nil
 }
 
-func parseCell(text string, at topology.Pos, r, c int, pr *topology.Problems) uint64 {
+func parseCell(text string, at yamldoc.Pos, r, c int, pr *yamldoc.Problems) uint64 {
 	v, err := units.ParseSize(text)
 	if err != nil {
 		pr.Add(at, fmt.Sprintf("[%d][%d]", r, c), "%v", err)
@@ -77,9 +77,9 @@ func parseCell(text string, at topology.Pos, r, c int, pr *topology.Problems) ui
 	return v
 }
 
-func parseCSV(data []byte, pr *topology.Problems) ([][]uint64, []topology.Pos) {
+func parseCSV(data []byte, pr *yamldoc.Problems) ([][]uint64, []yamldoc.Pos) {
 	var rows [][]uint64
-	var pos []topology.Pos
+	var pos []yamldoc.Pos
 	for ln, line := range bytes.Split(data, []byte("\n")) {
 		text := strings.TrimRight(string(line), "\r")
 		if t := strings.TrimSpace(text); t == "" || strings.HasPrefix(t, "#") {
@@ -90,39 +90,39 @@ func parseCSV(data []byte, pr *topology.Problems) ([][]uint64, []topology.Pos) {
 		col := 1
 		for c, cell := range strings.Split(text, ",") {
 			lead := len(cell) - len(strings.TrimLeft(cell, " \t"))
-			row = append(row, parseCell(cell, topology.Pos{Line: ln + 1, Column: col + lead}, r, c, pr))
+			row = append(row, parseCell(cell, yamldoc.Pos{Line: ln + 1, Column: col + lead}, r, c, pr))
 			col += len(cell) + 1
 		}
 		rows = append(rows, row)
-		pos = append(pos, topology.Pos{Line: ln + 1, Column: 1})
+		pos = append(pos, yamldoc.Pos{Line: ln + 1, Column: 1})
 	}
 	return rows, pos
 }
 
-func parseYAMLMatrix(file string, data []byte, pr *topology.Problems) ([][]uint64, []topology.Pos) {
-	root, err := topology.ParseDocument(file, data, "the traffic matrix is empty")
+func parseYAMLMatrix(file string, data []byte, pr *yamldoc.Problems) ([][]uint64, []yamldoc.Pos) {
+	root, err := yamldoc.ParseDocument(file, data, "the traffic matrix is empty")
 	if err != nil {
-		pr.AddError(topology.Pos{}, "", err)
+		pr.AddError(yamldoc.Pos{}, "", err)
 		return nil, nil
 	}
-	w := topology.NewWalker(root)
+	w := yamldoc.NewWalker(root)
 	var rows [][]uint64
-	var pos []topology.Pos
+	var pos []yamldoc.Pos
 	w.Sequence(root, "", "a list of rows, each a list of byte counts, e.g. [0, 1MiB, 2MiB]", func(r int, item *yaml.Node) {
 		var row []uint64
 		w.Sequence(item, fmt.Sprintf("[%d]", r), "a row: a list of byte counts, e.g. [0, 1MiB, 2MiB]", func(c int, cell *yaml.Node) {
 			field := fmt.Sprintf("[%d][%d]", r, c)
 			text, ok := w.Scalar(cell, field, "a byte count such as 1048576 or 1MiB")
 			if ok {
-				row = append(row, parseCell(text, topology.PosOf(cell), r, c, pr))
+				row = append(row, parseCell(text, yamldoc.PosOf(cell), r, c, pr))
 			} else {
 				row = append(row, 0)
 			}
 		})
 		rows = append(rows, row)
-		pos = append(pos, topology.PosOf(item))
+		pos = append(pos, yamldoc.PosOf(item))
 	})
-	if topology.Deref(root).Kind != yaml.SequenceNode {
+	if yamldoc.Deref(root).Kind != yaml.SequenceNode {
 		rows = nil
 	}
 	pr.AddAll("", w.Problems())

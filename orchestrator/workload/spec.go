@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
 )
 
 // Spec describes a workload; with a fabric and a seed it yields the

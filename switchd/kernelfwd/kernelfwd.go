@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd/routing"
 )
 

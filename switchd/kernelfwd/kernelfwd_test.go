@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd/kernelfwd"
 	"github.com/ftlab/ftlab/switchd/routing"
 )

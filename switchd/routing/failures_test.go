@@ -3,7 +3,7 @@ package routing
 import (
 	"testing"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -3,7 +3,7 @@ package routing
 import (
 	"fmt"
 
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // fatTree holds what the fat-tree tables are computed from.

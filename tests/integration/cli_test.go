@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/testlab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
+	"github.com/ftlab/ftlab/internal/topology"
 )
 
 // ftlab is one built binary with its own run directory and namespace

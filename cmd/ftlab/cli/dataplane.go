@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
-	"github.com/ftlab/ftlab/orchestrator/units"
 	"github.com/ftlab/ftlab/switchd"
 )
 

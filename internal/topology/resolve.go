@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // Resolve checks the spec and builds the fabric it describes. file names
@@ -12,16 +14,16 @@ import (
 //
 // Every problem is reported, not just the first: problems found while
 // decoding, bad values, names that do not exist, and parameters that
-// contradict each other. The error is then an Errors sorted by position.
+// contradict each other. The error is then an yamldoc.Errors sorted by position.
 //
 // Link parameters are layered, each layer overriding the ones before it:
 // built-in defaults, links:, stages:, switches: (in file order), then
 // overrides: (in list order).
 func (s *Spec) Resolve(file string) (*Topology, error) {
-	var pr problems
-	pr.addAll("", s.org.problems)
-	if s.org.notMap { // nothing else can be checked
-		return nil, pr.result(file)
+	var pr yamldoc.Problems
+	pr.AddAll("", s.org.Problems())
+	if s.org.NotMapping() { // nothing else can be checked
+		return nil, pr.Result(file)
 	}
 	s.checkName(&pr)
 	kindOK := s.kindKnown(&pr)
@@ -38,7 +40,7 @@ func (s *Spec) Resolve(file string) (*Topology, error) {
 	rank := 0
 	next := func() int { rank++; return rank }
 
-	pr.addAll("links", s.Links.org.problems)
+	pr.AddAll("links", s.Links.org.Problems())
 	if c := s.Links.compile("links", next(), &pr); st != nil {
 		for i := range st {
 			st[i].apply(c, bothSides...)
@@ -47,9 +49,9 @@ func (s *Spec) Resolve(file string) (*Topology, error) {
 
 	for _, name := range s.stageNames() {
 		p, path := s.Stages[name], "stages."+string(name)
-		pr.addAll(path, p.org.problems)
+		pr.AddAll(path, p.org.Problems())
 		c := p.compile(path, next(), &pr)
-		p.checkSetsSomething(s.org.key(path), path, &pr)
+		p.checkSetsSomething(s.org.Key(path), path, &pr)
 		if !kindOK || !s.checkStage(name, &pr) || st == nil {
 			continue
 		}
@@ -62,9 +64,9 @@ func (s *Spec) Resolve(file string) (*Topology, error) {
 
 	for _, name := range s.switchNames() {
 		p, path := s.Switches[name], "switches."+name
-		pr.addAll(path, p.org.problems)
+		pr.AddAll(path, p.org.Problems())
 		c := p.compile(path, next(), &pr)
-		p.checkSetsSomething(s.org.key(path), path, &pr)
+		p.checkSetsSomething(s.org.Key(path), path, &pr)
 		if t == nil {
 			continue
 		}
@@ -82,7 +84,7 @@ func (s *Spec) Resolve(file string) (*Topology, error) {
 	if st != nil {
 		st.check(t, &pr)
 	}
-	if err := pr.result(file); err != nil {
+	if err := pr.Result(file); err != nil {
 		return nil, err
 	}
 	st.store(t)

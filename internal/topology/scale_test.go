@@ -3,7 +3,7 @@ package topology
 import (
 	"testing"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
 )
 
 func TestScaleRates(t *testing.T) {

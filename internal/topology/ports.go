@@ -5,7 +5,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
 )
 
 // roleCode is the second byte of every MAC address of a node of that role,

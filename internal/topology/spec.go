@@ -1,6 +1,9 @@
 package topology
 
-import "github.com/ftlab/ftlab/orchestrator/units"
+import (
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
+)
 
 // Defaults for every link direction, used unless a file says otherwise.
 const (
@@ -59,7 +62,7 @@ type Spec struct {
 	// later entries win over earlier ones.
 	Overrides []Override `yaml:"overrides,omitempty"`
 
-	org         origin
+	org         yamldoc.Walker
 	switchOrder []string // Switches keys in file order
 }
 
@@ -71,7 +74,7 @@ type Params struct {
 	ECN    string `yaml:"ecn,omitempty"`    // CE marking threshold, e.g. "16KiB"; "off" or "0" disables
 	MTU    int    `yaml:"mtu,omitempty"`    // bytes; per link (both directions)
 
-	org origin
+	org yamldoc.Walker
 }
 
 // Override changes the parameters of one link: both directions when
@@ -83,7 +86,7 @@ type Override struct {
 	To      string   `yaml:"to,omitempty"`
 	Params  `yaml:",inline"`
 
-	org origin
+	org yamldoc.Walker
 }
 
 // empty reports whether p sets nothing at all.
@@ -93,11 +96,11 @@ func (p *Params) empty() bool {
 
 // hasMTU is true when the file wrote mtu, even "mtu: 0", so that a zero is
 // reported as out of range instead of silently meaning "inherit".
-func (p *Params) hasMTU() bool { return p.MTU != 0 || p.org.has("mtu") }
+func (p *Params) hasMTU() bool { return p.MTU != 0 || p.org.Has("mtu") }
 
 // has reports whether a sizing field was given, in the file or in Go.
 func (s *Spec) has(field string) bool {
-	if s.org.has(field) {
+	if s.org.Has(field) {
 		return true
 	}
 	switch field {

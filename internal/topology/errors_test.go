@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -410,13 +411,13 @@ func TestParseErrors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
 				t.Errorf("error mismatch (-want +got):\n%s", diff)
 			}
-			var fes Errors
+			var fes yamldoc.Errors
 			if !errors.As(err, &fes) {
-				t.Errorf("error is a %T, want Errors", err)
+				t.Errorf("error is a %T, want yamldoc.Errors", err)
 			}
-			var fe *FieldError
+			var fe *yamldoc.FieldError
 			if !errors.As(err, &fe) || fe.File != "bad.yaml" {
-				t.Errorf("errors.As(*FieldError) = %v, want a FieldError in bad.yaml", fe)
+				t.Errorf("errors.As(*yamldoc.FieldError) = %v, want a yamldoc.FieldError in bad.yaml", fe)
 			}
 		})
 	}
@@ -451,15 +452,15 @@ func TestLoadErrors(t *testing.T) {
 
 func TestFieldErrorFormat(t *testing.T) {
 	tests := []struct {
-		in   FieldError
+		in   yamldoc.FieldError
 		want string
 	}{
-		{FieldError{File: "f.yaml", Line: 3, Column: 7, Field: "k", Msg: "bad"}, "f.yaml:3:7: k: bad"},
-		{FieldError{File: "f.yaml", Line: 3, Field: "k", Msg: "bad"}, "f.yaml:3: k: bad"},
-		{FieldError{File: "f.yaml", Field: "k", Msg: "bad"}, "f.yaml: k: bad"},
-		{FieldError{File: "f.yaml", Msg: "bad"}, "f.yaml: bad"},
-		{FieldError{Line: 3, Column: 7, Field: "k", Msg: "bad"}, "3:7: k: bad"},
-		{FieldError{Field: "k", Msg: "bad"}, "k: bad"},
+		{yamldoc.FieldError{File: "f.yaml", Line: 3, Column: 7, Field: "k", Msg: "bad"}, "f.yaml:3:7: k: bad"},
+		{yamldoc.FieldError{File: "f.yaml", Line: 3, Field: "k", Msg: "bad"}, "f.yaml:3: k: bad"},
+		{yamldoc.FieldError{File: "f.yaml", Field: "k", Msg: "bad"}, "f.yaml: k: bad"},
+		{yamldoc.FieldError{File: "f.yaml", Msg: "bad"}, "f.yaml: bad"},
+		{yamldoc.FieldError{Line: 3, Column: 7, Field: "k", Msg: "bad"}, "3:7: k: bad"},
+		{yamldoc.FieldError{Field: "k", Msg: "bad"}, "k: bad"},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.in.Error()); diff != "" {

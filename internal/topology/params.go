@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // source is where a link parameter value came from, so that a conflict
@@ -12,7 +13,7 @@ import (
 // rather than on every link it affects.
 type source struct {
 	field string // e.g. "stages.agg-core.buffer"; "" for defaults and already resolved values
-	pos   Pos
+	pos   yamldoc.Pos
 	rank  int    // order of application: the value with the higher rank was applied later
 	what  string // describes a source without a field
 }
@@ -48,13 +49,13 @@ func defaults() change {
 // compile parses p's values, reporting each bad one under path (the field
 // path of p itself, e.g. "stages.agg-core"). rank orders it among the
 // other blocks: later blocks override earlier ones.
-func (p *Params) compile(path string, rank int, pr *problems) change {
+func (p *Params) compile(path string, rank int, pr *yamldoc.Problems) change {
 	var c change
 	set := func(field string, n uint64) *value {
-		return &value{n, &source{field: joinField(path, field), pos: p.org.val(field), rank: rank}}
+		return &value{n, &source{field: yamldoc.JoinField(path, field), pos: p.org.Val(field), rank: rank}}
 	}
 	bad := func(field, format string, args ...any) {
-		pr.add(p.org.val(field), joinField(path, field), format, args...)
+		pr.Add(p.org.Val(field), yamldoc.JoinField(path, field), format, args...)
 	}
 	if p.Rate != "" {
 		switch v, err := units.ParseRate(p.Rate); {
@@ -82,7 +83,7 @@ func (p *Params) compile(path string, rank int, pr *problems) change {
 			c.ecn = set("ecn", v)
 		}
 	}
-	if p.hasMTU() && !p.org.isBad("mtu") {
+	if p.hasMTU() && !p.org.IsBad("mtu") {
 		if p.MTU < MinMTU || p.MTU > MaxMTU {
 			bad("mtu", "%d is out of range; mtu must be from %d to %d bytes", p.MTU, MinMTU, MaxMTU)
 		} else {
@@ -95,8 +96,8 @@ func (p *Params) compile(path string, rank int, pr *problems) change {
 // checkSetsSomething reports a block that sets no parameter at all, which
 // is always a mistake (usually a misplaced indentation). Blocks that
 // already have a decoding problem are skipped: that problem says more.
-func (p *Params) checkSetsSomething(at Pos, path string, pr *problems) {
-	if p.empty() && len(p.org.problems) == 0 {
-		pr.add(at, path, "sets nothing; give at least one of rate, buffer, ecn, mtu")
+func (p *Params) checkSetsSomething(at yamldoc.Pos, path string, pr *yamldoc.Problems) {
+	if p.empty() && len(p.org.Problems()) == 0 {
+		pr.Add(at, path, "sets nothing; give at least one of rate, buffer, ecn, mtu")
 	}
 }

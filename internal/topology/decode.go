@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"gopkg.in/yaml.v3"
 )
 
@@ -42,31 +43,31 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (s *Spec) decode(n *yaml.Node) {
-	n = deref(n)
-	s.org.pos = posOf(n)
-	if isNull(n) { // "---" alone, or "topology:" with nothing under it
+	n = yamldoc.Deref(n)
+	s.org.Start(n)
+	if yamldoc.IsNull(n) { // "---" alone, or "topology:" with nothing under it
 		return
 	}
-	s.org.fields(n, "a topology: a mapping with kind, its size and optional link settings", specFields, specHints, func(key string, v *yaml.Node) {
+	s.org.Fields(n, "a topology: a mapping with kind, its size and optional link settings", specFields, specHints, func(key string, v *yaml.Node) {
 		switch key {
 		case "name":
-			s.Name, _ = s.org.scalar(v, key, "a name such as fattree-k4")
+			s.Name, _ = s.org.Scalar(v, key, "a name such as fattree-k4")
 		case "kind":
-			k, _ := s.org.scalar(v, key, "fattree or leafspine")
+			k, _ := s.org.Scalar(v, key, "fattree or leafspine")
 			s.Kind = Kind(k)
 		case "k":
-			s.K, _ = s.org.integer(v, key, fmt.Sprintf("an even number from %d to %d", MinK, MaxK))
+			s.K, _ = s.org.Integer(v, key, fmt.Sprintf("an even number from %d to %d", MinK, MaxK))
 		case "leaves":
-			s.Leaves, _ = s.org.integer(v, key, fmt.Sprintf("a number from %d to %d", MinLeaves, MaxLeaves))
+			s.Leaves, _ = s.org.Integer(v, key, fmt.Sprintf("a number from %d to %d", MinLeaves, MaxLeaves))
 		case "spines":
-			s.Spines, _ = s.org.integer(v, key, fmt.Sprintf("a number from %d to %d", MinSpines, MaxSpines))
+			s.Spines, _ = s.org.Integer(v, key, fmt.Sprintf("a number from %d to %d", MinSpines, MaxSpines))
 		case "hosts_per_leaf":
-			s.HostsPerLeaf, _ = s.org.integer(v, key, fmt.Sprintf("a number from %d to %d", MinHostsPerLeaf, MaxHostsPerLeaf))
+			s.HostsPerLeaf, _ = s.org.Integer(v, key, fmt.Sprintf("a number from %d to %d", MinHostsPerLeaf, MaxHostsPerLeaf))
 		case "links":
 			s.Links.decode(v)
 		case "stages":
-			s.org.mapping(v, key, "a mapping from stage name to "+wantParams, func(name string, k, v *yaml.Node) {
-				s.org.record("stages."+name, posOf(k), posOf(v))
+			s.org.Mapping(v, key, "a mapping from stage name to "+wantParams, func(name string, k, v *yaml.Node) {
+				s.org.Record("stages."+name, yamldoc.PosOf(k), yamldoc.PosOf(v))
 				var p Params
 				p.decode(v)
 				if s.Stages == nil {
@@ -75,8 +76,8 @@ func (s *Spec) decode(n *yaml.Node) {
 				s.Stages[Stage(name)] = p
 			})
 		case "switches":
-			s.org.mapping(v, key, "a mapping from switch name to "+wantParams, func(name string, k, v *yaml.Node) {
-				s.org.record("switches."+name, posOf(k), posOf(v))
+			s.org.Mapping(v, key, "a mapping from switch name to "+wantParams, func(name string, k, v *yaml.Node) {
+				s.org.Record("switches."+name, yamldoc.PosOf(k), yamldoc.PosOf(v))
 				var p Params
 				p.decode(v)
 				if s.Switches == nil {
@@ -86,7 +87,7 @@ func (s *Spec) decode(n *yaml.Node) {
 				s.switchOrder = append(s.switchOrder, name)
 			})
 		case "overrides":
-			s.org.sequence(v, key, "a list of overrides, each starting with - between: or - from:", func(i int, item *yaml.Node) {
+			s.org.Sequence(v, key, "a list of overrides, each starting with - between: or - from:", func(i int, item *yaml.Node) {
 				var o Override
 				o.decode(item)
 				s.Overrides = append(s.Overrides, o)
@@ -104,9 +105,9 @@ func (p *Params) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (p *Params) decode(n *yaml.Node) {
-	n = deref(n)
-	p.org.pos = posOf(n)
-	p.org.fields(n, wantParams, paramFields, nil, func(key string, v *yaml.Node) { p.field(key, v) })
+	n = yamldoc.Deref(n)
+	p.org.Start(n)
+	p.org.Fields(n, wantParams, paramFields, nil, func(key string, v *yaml.Node) { p.field(key, v) })
 }
 
 // field decodes one of rate, buffer, ecn, mtu. Only the shape is checked
@@ -114,13 +115,13 @@ func (p *Params) decode(n *yaml.Node) {
 func (p *Params) field(key string, v *yaml.Node) {
 	switch key {
 	case "rate":
-		p.Rate, _ = p.org.scalar(v, key, wantRate)
+		p.Rate, _ = p.org.Scalar(v, key, wantRate)
 	case "buffer":
-		p.Buffer, _ = p.org.scalar(v, key, wantSize)
+		p.Buffer, _ = p.org.Scalar(v, key, wantSize)
 	case "ecn":
-		p.ECN, _ = p.org.scalar(v, key, wantECN)
+		p.ECN, _ = p.org.Scalar(v, key, wantECN)
 	case "mtu":
-		p.MTU, _ = p.org.integer(v, key, wantMTU)
+		p.MTU, _ = p.org.Integer(v, key, wantMTU)
 	}
 }
 
@@ -133,24 +134,24 @@ func (o *Override) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (o *Override) decode(n *yaml.Node) {
-	n = deref(n)
-	o.org.pos = posOf(n)
-	o.Params.org.pos = o.org.pos
-	o.org.fields(n, "an override: a mapping with between: [X, Y] or from: X and to: Y, and the parameters to set", overrideFields, nil, func(key string, v *yaml.Node) {
+	n = yamldoc.Deref(n)
+	o.org.Start(n)
+	o.Params.org.Start(n)
+	o.org.Fields(n, "an override: a mapping with between: [X, Y] or from: X and to: Y, and the parameters to set", overrideFields, nil, func(key string, v *yaml.Node) {
 		switch key {
 		case "between":
-			o.org.sequence(v, key, "two node names, e.g. [e0-0, a0-1]", func(i int, item *yaml.Node) {
+			o.org.Sequence(v, key, "two node names, e.g. [e0-0, a0-1]", func(i int, item *yaml.Node) {
 				field := fmt.Sprintf("between[%d]", i)
-				o.org.record(field, posOf(item), posOf(item))
-				name, _ := o.org.scalar(item, field, wantNodeName)
+				o.org.Record(field, yamldoc.PosOf(item), yamldoc.PosOf(item))
+				name, _ := o.org.Scalar(item, field, wantNodeName)
 				o.Between = append(o.Between, name)
 			})
 		case "from":
-			o.From, _ = o.org.scalar(v, key, wantNodeName)
+			o.From, _ = o.org.Scalar(v, key, wantNodeName)
 		case "to":
-			o.To, _ = o.org.scalar(v, key, wantNodeName)
+			o.To, _ = o.org.Scalar(v, key, wantNodeName)
 		default:
-			o.Params.org.record(key, o.org.key(key), o.org.val(key))
+			o.Params.org.Record(key, o.org.Key(key), o.org.Val(key))
 			o.Params.field(key, v)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at link time (-X github.com/ftlab/ftlab/internal/cli.Version=...).
+// Version is set at link time (-X github.com/ftlab/ftlab/cmd/ftlab/cli.Version=...).
 var Version = "dev"
 
 // Commit is set at link time by the Makefile, for builds where the Go

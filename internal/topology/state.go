@@ -3,7 +3,8 @@ package topology
 import (
 	"fmt"
 
-	"github.com/ftlab/ftlab/orchestrator/units"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // dirState is one direction of a link being resolved.
@@ -84,7 +85,7 @@ const (
 // check finds link directions whose parameters contradict each other.
 // One error is reported per pair of sources, not per link: a bad default
 // would otherwise produce thousands of identical lines on a k=16 tree.
-func (st state) check(t *Topology, pr *problems) {
+func (st state) check(t *Topology, pr *yamldoc.Problems) {
 	type key struct {
 		kind int
 		a, b *source
@@ -129,16 +130,16 @@ func (st state) check(t *Topology, pr *problems) {
 		blameA := k.a.rank >= k.b.rank || k.b.field == ""
 		switch {
 		case k.kind == ecnAboveBuffer && blameA:
-			pr.add(k.a.pos, k.a.field, "ecn %s exceeds the buffer %s (%s) %s; the queue could never reach the marking threshold",
+			pr.Add(k.a.pos, k.a.field, "ecn %s exceeds the buffer %s (%s) %s; the queue could never reach the marking threshold",
 				units.FormatSize(g.a), units.FormatSize(g.b), k.b.describe(), on)
 		case k.kind == ecnAboveBuffer:
-			pr.add(k.b.pos, k.b.field, "buffer %s is below the ecn threshold %s (%s) %s; the queue could never reach the marking threshold",
+			pr.Add(k.b.pos, k.b.field, "buffer %s is below the ecn threshold %s (%s) %s; the queue could never reach the marking threshold",
 				units.FormatSize(g.b), units.FormatSize(g.a), k.a.describe(), on)
 		case blameA:
-			pr.add(k.a.pos, k.a.field, "buffer %s cannot hold one full-size packet: the mtu is %d (%s) %s",
+			pr.Add(k.a.pos, k.a.field, "buffer %s cannot hold one full-size packet: the mtu is %d (%s) %s",
 				units.FormatSize(g.a), g.b, k.b.describe(), on)
 		default:
-			pr.add(k.b.pos, k.b.field, "mtu %d does not fit in the buffer %s (%s) %s, so full-size packets would always be dropped",
+			pr.Add(k.b.pos, k.b.field, "mtu %d does not fit in the buffer %s (%s) %s, so full-size packets would always be dropped",
 				g.b, units.FormatSize(g.a), k.a.describe(), on)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/lab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gopkg.in/yaml.v3"
@@ -68,9 +69,9 @@ topology:
   links: {rtae: 1Mbit}
 `)
 	_, err := s.Topology.Resolve("scenario.yaml")
-	var errs Errors
+	var errs yamldoc.Errors
 	if !errors.As(err, &errs) {
-		t.Fatalf("Resolve returned %v, want Errors", err)
+		t.Fatalf("Resolve returned %v, want yamldoc.Errors", err)
 	}
 	want := strings.Join([]string{
 		"scenario.yaml:4:6: topology.k: 5 is odd; k must be an even number from 4 to 16",

@@ -4,28 +4,30 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // checkName accepts names that are safe to use in file and namespace
 // names, where the lab lifecycle may put them.
-func (s *Spec) checkName(pr *problems) {
+func (s *Spec) checkName(pr *yamldoc.Problems) {
 	if s.Name != "" && !validName.MatchString(s.Name) {
-		pr.add(s.org.val("name"), "name", "%q may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit", s.Name)
+		pr.Add(s.org.Val("name"), "name", "%q may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit", s.Name)
 	}
 }
 
 // kindKnown reports whether Kind is valid, reporting it if not.
-func (s *Spec) kindKnown(pr *problems) bool {
+func (s *Spec) kindKnown(pr *yamldoc.Problems) bool {
 	switch {
-	case s.org.isBad("kind"):
+	case s.org.IsBad("kind"):
 		return false
 	case s.Kind == "":
-		pr.add(s.org.pos, "kind", "missing (valid: %s, %s)", FatTree, LeafSpine)
+		pr.Add(s.org.Pos(), "kind", "missing (valid: %s, %s)", FatTree, LeafSpine)
 		return false
 	case s.Kind != FatTree && s.Kind != LeafSpine:
-		pr.add(s.org.val("kind"), "kind", "unknown kind %q (valid: %s, %s)", s.Kind, FatTree, LeafSpine)
+		pr.Add(s.org.Val("kind"), "kind", "unknown kind %q (valid: %s, %s)", s.Kind, FatTree, LeafSpine)
 		return false
 	}
 	return true
@@ -33,24 +35,24 @@ func (s *Spec) kindKnown(pr *problems) bool {
 
 // skeleton checks the sizing fields for the (valid) kind and builds the
 // fabric's nodes and links; nil when the size is unusable.
-func (s *Spec) skeleton(pr *problems) *Topology {
+func (s *Spec) skeleton(pr *yamldoc.Problems) *Topology {
 	if s.Kind == FatTree {
 		for _, f := range []string{"leaves", "spines", "hosts_per_leaf"} {
 			if s.has(f) {
-				pr.add(s.org.key(f), f, "only for kind leafspine; a fattree is sized by k alone")
+				pr.Add(s.org.Key(f), f, "only for kind leafspine; a fattree is sized by k alone")
 			}
 		}
 		if !s.sizeOK(pr, "k", s.K, MinK, MaxK, "an even number") {
 			return nil
 		}
 		if s.K%2 != 0 {
-			pr.add(s.org.val("k"), "k", "%d is odd; k must be an even number from %d to %d", s.K, MinK, MaxK)
+			pr.Add(s.org.Val("k"), "k", "%d is odd; k must be an even number from %d to %d", s.K, MinK, MaxK)
 			return nil
 		}
 		return buildFatTree(s.K)
 	}
 	if s.has("k") {
-		pr.add(s.org.key("k"), "k", "only for kind fattree; a leafspine is sized by leaves, spines and hosts_per_leaf")
+		pr.Add(s.org.Key("k"), "k", "only for kind fattree; a leafspine is sized by leaves, spines and hosts_per_leaf")
 	}
 	ok := s.sizeOK(pr, "leaves", s.Leaves, MinLeaves, MaxLeaves, "a number")
 	ok = s.sizeOK(pr, "spines", s.Spines, MinSpines, MaxSpines, "a number") && ok
@@ -63,22 +65,22 @@ func (s *Spec) skeleton(pr *problems) *Topology {
 
 // sizeOK checks that a sizing field is present and within [lo, hi]; what
 // says what kind of number it is ("an even number").
-func (s *Spec) sizeOK(pr *problems, field string, v, lo, hi int, what string) bool {
+func (s *Spec) sizeOK(pr *yamldoc.Problems, field string, v, lo, hi int, what string) bool {
 	switch {
-	case s.org.isBad(field):
+	case s.org.IsBad(field):
 		return false
 	case !s.has(field):
-		pr.add(s.org.pos, field, "missing; a %s needs %s, %s from %d to %d", s.Kind, field, what, lo, hi)
+		pr.Add(s.org.Pos(), field, "missing; a %s needs %s, %s from %d to %d", s.Kind, field, what, lo, hi)
 		return false
 	case v < lo || v > hi:
-		pr.add(s.org.val(field), field, "%d is out of range; %s must be %s from %d to %d", v, field, what, lo, hi)
+		pr.Add(s.org.Val(field), field, "%d is out of range; %s must be %s from %d to %d", v, field, what, lo, hi)
 		return false
 	}
 	return true
 }
 
 // checkStage reports a stage that does not exist in this kind of fabric.
-func (s *Spec) checkStage(st Stage, pr *problems) bool {
+func (s *Spec) checkStage(st Stage, pr *yamldoc.Problems) bool {
 	valid := Stages(s.Kind)
 	if slices.Contains(valid, st) {
 		return true
@@ -88,21 +90,21 @@ func (s *Spec) checkStage(st Stage, pr *problems) bool {
 		names[i] = string(v)
 	}
 	path := "stages." + string(st)
-	pr.add(s.org.key(path), path, "%q is not a stage of a %s (valid: %s)", st, s.Kind, strings.Join(names, ", "))
+	pr.Add(s.org.Key(path), path, "%q is not a stage of a %s (valid: %s)", st, s.Kind, strings.Join(names, ", "))
 	return false
 }
 
 // checkSwitch finds the switch a switches: entry names, explaining what
 // the valid names are if it does not.
-func (s *Spec) checkSwitch(t *Topology, name string, pr *problems) (*Node, bool) {
+func (s *Spec) checkSwitch(t *Topology, name string, pr *yamldoc.Problems) (*Node, bool) {
 	path := "switches." + name
 	n, ok := t.Node(name)
 	switch {
 	case !ok:
-		pr.add(s.org.key(path), path, "no switch named %q; %s", name, t.inventory(false))
+		pr.Add(s.org.Key(path), path, "no switch named %q; %s", name, t.inventory(false))
 		return nil, false
 	case !n.Role.IsSwitch():
-		pr.add(s.org.key(path), path, "%s is a host, and switches: applies to switches only; to change its link write an override: - between: [%s, %s]",
+		pr.Add(s.org.Key(path), path, "%s is a host, and switches: applies to switches only; to change its link write an override: - between: [%s, %s]",
 			name, name, t.Peer(n.Ports[0]).Node)
 		return nil, false
 	}

@@ -1,9 +1,7 @@
-package topology
+package yamldoc
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -11,8 +9,8 @@ import (
 // that were set in Go rather than decoded from a file.
 type Pos struct{ Line, Column int }
 
-// FieldError is one problem with a topology (or scenario) file, located
-// as precisely as the file allows.
+// FieldError is one problem with a file, located as precisely as the file
+// allows.
 type FieldError struct {
 	File   string // as given to Parse or Load; may be empty
 	Line   int    // 1-based; 0 when unknown
@@ -70,58 +68,22 @@ func (es Errors) Unwrap() []error {
 }
 
 // Prefix returns copies of the problems with field prepended to each
-// field path, for a file that embeds a topology under a key: a scenario
+// field path, for a file that embeds another under a key: a scenario
 // resolving its "topology:" section reports "topology.k: ..." with
 // Prefix("topology").
 func (es Errors) Prefix(field string) Errors {
 	out := make(Errors, len(es))
 	for i, e := range es {
 		c := *e
-		c.Field = joinField(field, e.Field)
+		c.Field = JoinField(field, e.Field)
 		out[i] = &c
 	}
 	return out
 }
 
-// problems collects FieldErrors while a file is checked.
-type problems struct{ list Errors }
-
-func (p *problems) add(at Pos, field, format string, args ...any) {
-	p.list = append(p.list, &FieldError{Line: at.Line, Column: at.Column, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-// addAll appends problems recorded relative to a nested field, prefixing
-// their field paths with the path of that field.
-func (p *problems) addAll(prefix string, es []*FieldError) {
-	for _, e := range es {
-		c := *e
-		c.Field = joinField(prefix, e.Field)
-		p.list = append(p.list, &c)
-	}
-}
-
-// result stamps the file name on every problem and sorts them by position;
-// nil when there were none. The sort is stable so problems at the same
-// position keep the order in which they were found.
-func (p *problems) result(file string) error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	out := make(Errors, len(p.list))
-	for i, e := range p.list {
-		c := *e
-		c.File = file
-		out[i] = &c
-	}
-	slices.SortStableFunc(out, func(a, b *FieldError) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-	})
-	return out
-}
-
-// joinField builds a field path: "overrides[1]" + "rate" is
-// "overrides[1].rate", "overrides" + "[1]" is "overrides[1]".
-func joinField(prefix, field string) string {
+// JoinField builds a field path: "faults[1]" + "at" is "faults[1].at",
+// "faults" + "[1]" is "faults[1]".
+func JoinField(prefix, field string) string {
 	switch {
 	case prefix == "":
 		return field

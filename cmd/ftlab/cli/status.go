@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/lab"
-	"github.com/ftlab/ftlab/orchestrator/topology"
-	"github.com/ftlab/ftlab/orchestrator/units"
 	"github.com/ftlab/ftlab/switchd"
 )
 

@@ -1,6 +1,10 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ftlab/ftlab/internal/yamldoc"
+)
 
 // ApplyOverrides applies link overrides to a resolved topology, in order,
 // with the same checks and precedence as the overrides: list of a topology
@@ -9,13 +13,13 @@ import "fmt"
 // ("scenario.yaml", "links") reports "scenario.yaml:12:7: links[0].rate: ...".
 // On error t is left unchanged.
 func (t *Topology) ApplyOverrides(file, field string, overrides []Override) error {
-	var pr problems
+	var pr yamldoc.Problems
 	st := stateOf(t)
 	for i := range overrides {
 		overrides[i].apply(t, st, fmt.Sprintf("%s[%d]", field, i), i+1, &pr)
 	}
 	st.check(t, &pr)
-	if err := pr.result(file); err != nil {
+	if err := pr.Result(file); err != nil {
 		return err
 	}
 	st.store(t)
@@ -25,9 +29,9 @@ func (t *Topology) ApplyOverrides(file, field string, overrides []Override) erro
 // apply checks o and applies it to st. t and st are nil when the fabric
 // could not be built (bad kind or size): o is then checked only for what
 // does not depend on node names, so its other mistakes are still reported.
-func (o *Override) apply(t *Topology, st state, path string, rank int, pr *problems) {
-	pr.addAll(path, o.org.problems)
-	pr.addAll(path, o.Params.org.problems)
+func (o *Override) apply(t *Topology, st state, path string, rank int, pr *yamldoc.Problems) {
+	pr.AddAll(path, o.org.Problems())
+	pr.AddAll(path, o.Params.org.Problems())
 	c := o.Params.compile(path, rank, pr)
 	between, ok := o.checkShape(path, pr)
 	if !between {
@@ -59,31 +63,31 @@ func (o *Override) apply(t *Topology, st state, path string, rank int, pr *probl
 // checkShape checks that o names one link in one of the two ways and sets
 // something. between reports which way; ok is false when the link cannot
 // be looked up.
-func (o *Override) checkShape(path string, pr *problems) (between, ok bool) {
-	hasBetween := len(o.Between) > 0 || o.org.has("between")
-	hasDir := o.From != "" || o.To != "" || o.org.has("from") || o.org.has("to")
-	clean := len(o.org.problems) == 0 // else the decoding problem explains what is missing
+func (o *Override) checkShape(path string, pr *yamldoc.Problems) (between, ok bool) {
+	hasBetween := len(o.Between) > 0 || o.org.Has("between")
+	hasDir := o.From != "" || o.To != "" || o.org.Has("from") || o.org.Has("to")
+	clean := len(o.org.Problems()) == 0 // else the decoding problem explains what is missing
 	if clean {
-		o.Params.checkSetsSomething(o.org.pos, path, pr)
+		o.Params.checkSetsSomething(o.org.Pos(), path, pr)
 	}
 	switch {
 	case hasBetween && hasDir:
-		pr.add(o.org.pos, path, "give either between: (both directions) or from: and to: (one direction), not both")
+		pr.Add(o.org.Pos(), path, "give either between: (both directions) or from: and to: (one direction), not both")
 		return false, false
 	case !hasBetween && !hasDir:
 		if clean {
-			pr.add(o.org.pos, path, "names no link; give between: [X, Y] for both directions or from: X and to: Y for one direction")
+			pr.Add(o.org.Pos(), path, "names no link; give between: [X, Y] for both directions or from: X and to: Y for one direction")
 		}
 		return false, false
 	case hasBetween:
 		switch {
-		case o.org.isBad("between"):
+		case o.org.IsBad("between"):
 			return true, false
 		case len(o.Between) != 2:
-			pr.add(o.org.val("between"), joinField(path, "between"), "expected two node names, e.g. [e0-0, a0-1], found %d", len(o.Between))
+			pr.Add(o.org.Val("between"), yamldoc.JoinField(path, "between"), "expected two node names, e.g. [e0-0, a0-1], found %d", len(o.Between))
 			return true, false
 		case o.Between[0] == o.Between[1]:
-			pr.add(o.org.val("between"), joinField(path, "between"), "names %s twice; give the two ends of one link", o.Between[0])
+			pr.Add(o.org.Val("between"), yamldoc.JoinField(path, "between"), "names %s twice; give the two ends of one link", o.Between[0])
 			return true, false
 		}
 		return true, true
@@ -94,34 +98,34 @@ func (o *Override) checkShape(path string, pr *problems) (between, ok bool) {
 		if o.From != "" && o.To != "" {
 			ends = o.From + ", " + o.To
 		}
-		pr.add(o.Params.org.val("mtu"), joinField(path, "mtu"), "mtu is per link and cannot be set for one direction (from/to); set it with between: [%s]", ends)
+		pr.Add(o.Params.org.Val("mtu"), yamldoc.JoinField(path, "mtu"), "mtu is per link and cannot be set for one direction (from/to); set it with between: [%s]", ends)
 	}
-	if o.From == "" && !o.org.isBad("from") {
-		pr.add(o.org.pos, joinField(path, "from"), "missing; to: %s needs from: naming the sending end of the link", o.To)
+	if o.From == "" && !o.org.IsBad("from") {
+		pr.Add(o.org.Pos(), yamldoc.JoinField(path, "from"), "missing; to: %s needs from: naming the sending end of the link", o.To)
 		ok = false
 	}
-	if o.To == "" && !o.org.isBad("to") {
-		pr.add(o.org.pos, joinField(path, "to"), "missing; from: %s needs to: naming the receiving end of the link", o.From)
+	if o.To == "" && !o.org.IsBad("to") {
+		pr.Add(o.org.Pos(), yamldoc.JoinField(path, "to"), "missing; from: %s needs to: naming the receiving end of the link", o.From)
 		ok = false
 	}
-	return false, ok && !o.org.isBad("from") && !o.org.isBad("to")
+	return false, ok && !o.org.IsBad("from") && !o.org.IsBad("to")
 }
 
 // known reports whether a node exists, explaining the naming plan if not.
-func (o *Override) known(t *Topology, name, field, path string, pr *problems) bool {
+func (o *Override) known(t *Topology, name, field, path string, pr *yamldoc.Problems) bool {
 	if _, ok := t.Node(name); ok {
 		return true
 	}
-	pr.add(o.org.val(field), joinField(path, field), "no node named %q; %s", name, t.inventory(true))
+	pr.Add(o.org.Val(field), yamldoc.JoinField(path, field), "no node named %q; %s", name, t.inventory(true))
 	return false
 }
 
 // linked finds the link between a and b, listing a's neighbours if none.
-func (o *Override) linked(t *Topology, a, b, field, path string, pr *problems) (link int, aSide Side, ok bool) {
+func (o *Override) linked(t *Topology, a, b, field, path string, pr *yamldoc.Problems) (link int, aSide Side, ok bool) {
 	l, side, ok := t.LinkBetween(a, b)
 	if !ok {
 		n, _ := t.Node(a)
-		pr.add(o.org.val(field), joinField(path, field), "%s and %s are not linked; %s links only to %s", a, b, a, t.peers(n))
+		pr.Add(o.org.Val(field), yamldoc.JoinField(path, field), "%s and %s are not linked; %s links only to %s", a, b, a, t.peers(n))
 		return 0, 0, false
 	}
 	return l.ID, side, true

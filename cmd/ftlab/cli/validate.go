@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/orchestrator/topology"
 )
 
 // isScenario tells a scenario file from a topology file: scenarios name a
