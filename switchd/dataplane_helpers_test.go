@@ -20,11 +20,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/bpf/xdptool"
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/internal/topology"
-	"github.com/ftlab/ftlab/orchestrator/bench"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/shaping"
@@ -82,14 +82,14 @@ func (l *lab) hostPort(tb testing.TB, host string) (self, peer *topology.Endpoin
 
 // ---- receive counter ----
 
-// rxCounter is bench.RxCounter with test failures and cleanup.
-type rxCounter struct{ *bench.RxCounter }
+// rxCounter is xdptool.RxCounter with test failures and cleanup.
+type rxCounter struct{ *xdptool.RxCounter }
 
 type rxCount struct{ Packets, Bytes uint64 }
 
 func newRxCounter(tb testing.TB) *rxCounter {
 	tb.Helper()
-	c, err := bench.NewRxCounter()
+	c, err := xdptool.NewRxCounter()
 	if err != nil {
 		tb.Fatal(err)
 	}

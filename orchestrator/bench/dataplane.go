@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/ftlab/ftlab/bpf"
 	"sync/atomic"
 	"time"
+
+	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/bpf/xdptool"
 
 	"github.com/ftlab/ftlab/internal/ethtool"
 	"github.com/ftlab/ftlab/internal/nsutil"
@@ -111,7 +113,7 @@ func Forwarding(ctx context.Context, cfg switchd.Config, warm, window time.Durat
 	if err != nil {
 		return res, err
 	}
-	ctr, err := NewRxCounter()
+	ctr, err := xdptool.NewRxCounter()
 	if err != nil {
 		return res, err
 	}
@@ -136,7 +138,7 @@ func Forwarding(ctx context.Context, cfg switchd.Config, warm, window time.Durat
 	}
 	sn, _ := topo.Node(fwdSrc)
 	dn, _ := topo.Node(fwdDst)
-	gen, err := NewXDPGen(s.name(fwdSrc), self.Ifname, UDPFrame(peer.MAC, self.MAC, sn.Addr, dn.Addr, 40000, 9, frameLen))
+	gen, err := xdptool.NewXDPGen(s.name(fwdSrc), self.Ifname, xdptool.UDPFrame(peer.MAC, self.MAC, sn.Addr, dn.Addr, 40000, 9, frameLen))
 	if err != nil {
 		return res, err
 	}

@@ -1,4 +1,9 @@
-package bench
+// Package xdptool measures data planes from the outside: an XDP program
+// that counts what arrives on an interface (RxCounter), and an in-kernel
+// packet generator (XDPGen, BPF_PROG_TEST_RUN with live frames) sending
+// UDP frames built by UDPFrame. Tests of the switch and `ftlab bench` use
+// them; they load hand-assembled programs, so they need no clang.
+package xdptool
 
 import (
 	"encoding/binary"
