@@ -164,10 +164,11 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		}
 		sw.Close() // the pins keep it loaded and attached
 	}()
-	policy, err := bpf.ParsePolicy(cfg.policyFor(n.Role))
+	pol, err := LookupPolicy(cfg.policyFor(n.Role))
 	if err != nil {
 		return err
 	}
+	policy := pol.BPF
 	seed := switchSeed(cfg.Seed, index)
 	if err := sw.SetConfig(bpf.Config{
 		Mode: mode, Policy: policy, Seed: uint32(seed), Addr: n.Addr,

@@ -30,9 +30,6 @@ const (
 	ModeShaped   = "shaped"   // TC redirect through HTB at the link rate, link model in BPF
 )
 
-// Policies are the uplink choice policies of the eBPF switch.
-var Policies = []string{"ecmp", "ofan", "pofan", "rr", "random", "ar"}
-
 // Config is a lab's data plane configuration, recorded in the lab state.
 type Config struct {
 	DataPlane DataPlane `json:"dataplane"`
@@ -57,13 +54,9 @@ type Config struct {
 	ConvergenceDelay time.Duration `json:"convergence_delay_ns"`
 }
 
-// Defaults.
-const (
-	DefaultPipeSize         = 4
-	DefaultAckThreshold     = 128
-	DefaultARQuantum        = 1500
-	DefaultConvergenceDelay = 50 * time.Millisecond
-)
+// DefaultConvergenceDelay is how long switches take to reconverge by
+// default: a few BGP update rounds in a datacenter.
+const DefaultConvergenceDelay = 50 * time.Millisecond
 
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {
@@ -75,19 +68,21 @@ func (c Config) WithDefaults() Config {
 			c.Mode = ModeLineRate
 		}
 		if c.EdgePolicy == "" {
-			c.EdgePolicy = "ecmp"
+			c.EdgePolicy = ECMP
 		}
 		if c.AggPolicy == "" {
 			c.AggPolicy = c.EdgePolicy
 		}
+		def := Config{}
+		def.SetPolicyParams(DefaultPolicyParams())
 		if c.PipeSize == 0 {
-			c.PipeSize = DefaultPipeSize
+			c.PipeSize = def.PipeSize
 		}
 		if c.AckThreshold == 0 {
-			c.AckThreshold = DefaultAckThreshold
+			c.AckThreshold = def.AckThreshold
 		}
 		if c.ARQuantum == 0 {
-			c.ARQuantum = DefaultARQuantum
+			c.ARQuantum = def.ARQuantum
 		}
 	}
 	if c.ConvergenceDelay == 0 {
@@ -106,22 +101,20 @@ func (c Config) Validate() error {
 		if c.Mode != ModeLineRate && c.Mode != ModeShaped {
 			errs = append(errs, fmt.Errorf("mode %q is unknown (valid: %s, %s)", c.Mode, ModeLineRate, ModeShaped))
 		}
+		needShaped := map[string]bool{}
 		for _, p := range []struct{ layer, name string }{{"edge", c.EdgePolicy}, {"agg", c.AggPolicy}} {
-			if !slices.Contains(Policies, p.name) {
-				errs = append(errs, fmt.Errorf("%s policy %q is unknown (valid: %s)", p.layer, p.name, strings.Join(Policies, ", ")))
+			pol, err := LookupPolicy(p.name)
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("%s layer: %w", p.layer, err))
+			case pol.Shaped && c.Mode != ModeShaped && !needShaped[p.name]:
+				needShaped[p.name] = true
+				errs = append(errs, fmt.Errorf("policy %s needs mode shaped: it reads the link model's queues", p.name))
 			}
 		}
-		if c.PipeSize < 1 {
-			errs = append(errs, fmt.Errorf("pipe size %d must be at least 1", c.PipeSize))
-		}
-		if c.AckThreshold < 28 || c.AckThreshold > 9216 {
-			errs = append(errs, fmt.Errorf("ack threshold %d must be from 28 (IPv4+UDP headers) to 9216 bytes", c.AckThreshold))
-		}
+		errs = append(errs, c.checkPolicyParams()...)
 		if c.Trim && c.Mode != ModeShaped {
 			errs = append(errs, errors.New("trimming needs mode shaped: line-rate mode has no queues"))
-		}
-		if (c.EdgePolicy == "ar" || c.AggPolicy == "ar") && c.Mode != ModeShaped {
-			errs = append(errs, errors.New("policy ar needs mode shaped: it reads the link model's queues"))
 		}
 	}
 	if c.ConvergenceDelay < 0 {

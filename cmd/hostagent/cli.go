@@ -16,6 +16,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/units"
 )
 
@@ -61,33 +62,31 @@ func (c *common) options() (agent.Options, error) {
 
 // transportFlags configure the scheme and transport of listen and send.
 type transportFlags struct {
-	scheme string
-	params []string
-	pacing string
-	window string
-	minRTO time.Duration
-	mtu    int
-	spin   time.Duration
+	scheme  string
+	params  []string
+	pacing  string
+	window  string
+	minRTO  time.Duration
+	baseRTT time.Duration
+	mtu     int
+	spin    time.Duration
 }
 
 func (f *transportFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.scheme, "scheme", "rss+pfld", "transport scheme: "+strings.Join(scheme.Names(), ", "))
-	cmd.Flags().StringArrayVar(&f.params, "param", nil, "scheme parameter as key=value (repeatable), e.g. sigma=8, tau=15us")
+	cmd.Flags().StringArrayVar(&f.params, "param", nil, "scheme parameter as [block.]key=value (repeatable), e.g. sigma=8, rss.tau=2rtt; see docs/scenarios.md")
 	cmd.Flags().StringVar(&f.pacing, "pacing", "0", "pacing rate per flow, e.g. 100Mbit (0: unpaced, the window limits)")
 	cmd.Flags().StringVar(&f.window, "window", "256KiB", "payload in flight per flow")
-	cmd.Flags().DurationVar(&f.minRTO, "min-rto", 10*time.Millisecond, "smallest retransmission timeout")
+	cmd.Flags().DurationVar(&f.baseRTT, "base-rtt", transport.NominalBaseRTT, "the fabric's idle round trip: the unit of parameters written as 2rtt, and of the RTT-relative defaults")
+	cmd.Flags().DurationVar(&f.minRTO, "min-rto", 0, "smallest retransmission timeout (default 4 base RTTs)")
 	cmd.Flags().IntVar(&f.mtu, "mtu", 1500, "IP MTU of the host's link")
 	cmd.Flags().DurationVar(&f.spin, "spin", 0, "spin instead of sleeping through waits up to this long (precise pacing, costs a CPU)")
 }
 
 func (f *transportFlags) configure() (*control.Configure, error) {
-	params := map[string]string{}
-	for _, p := range f.params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--param %q: want key=value", p)
-		}
-		params[k] = v
+	p, err := f.schemeParams()
+	if err != nil {
+		return nil, err
 	}
 	var pacing uint64
 	if f.pacing != "0" {
@@ -100,13 +99,31 @@ func (f *transportFlags) configure() (*control.Configure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--window: %w", err)
 	}
-	c := &control.Configure{Scheme: f.scheme, Params: params, Transport: control.Transport{
-		PacingBps: pacing, WindowBytes: window, MinRTONs: int64(f.minRTO), MTU: f.mtu, SpinNs: int64(f.spin),
+	c := &control.Configure{Scheme: f.scheme, Params: p, Transport: control.Transport{
+		HostParams: transport.HostParams{Pacing: pacing, Window: window, MinRTO: f.minRTO},
+		BaseRTTNs:  int64(f.baseRTT), MTU: f.mtu, SpinNs: int64(f.spin),
 	}}
-	if len(params) == 0 {
-		c.Params = nil
-	}
 	return c, c.Transport.Validate()
+}
+
+// schemeParams are the scheme's parameter blocks: its defaults at the base
+// RTT with the --param settings applied.
+func (f *transportFlags) schemeParams() (*scheme.Params, error) {
+	env := params.Env{RTT: f.baseRTT}
+	p, err := scheme.Defaults(f.scheme, env)
+	if err != nil {
+		return nil, fmt.Errorf("--scheme: %w", err)
+	}
+	for _, kv := range f.params {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--param %q: want key=value", kv)
+		}
+		if err := scheme.SetParam(p, f.scheme, k, v, env); err != nil {
+			return nil, fmt.Errorf("--param %q: %w", kv, err)
+		}
+	}
+	return p, nil
 }
 
 func rootCommand(stdin io.Reader, stdout io.Writer) *cobra.Command {

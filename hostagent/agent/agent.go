@@ -27,6 +27,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
 // DefaultPort is the agents' UDP port when none is given.
@@ -265,11 +266,21 @@ func (a *agent) configure(c *control.Configure) error {
 	if a.ep != nil {
 		return errors.New("already configured")
 	}
-	sch, err := scheme.New(c.Scheme, c.Params)
+	t := c.Transport
+	if t.BaseRTTNs == 0 {
+		t.BaseRTTNs = int64(transport.NominalBaseRTT)
+	}
+	p := c.Params
+	if p == nil { // the scheme's defaults, at the fabric's base RTT
+		var err error
+		if p, err = scheme.Defaults(c.Scheme, params.Env{RTT: time.Duration(t.BaseRTTNs)}); err != nil {
+			return err
+		}
+	}
+	sch, err := scheme.New(c.Scheme, p)
 	if err != nil {
 		return err
 	}
-	t := c.Transport
 	if t.MTU == 0 {
 		t.MTU = 1500
 	}
@@ -289,9 +300,9 @@ func (a *agent) configure(c *control.Configure) error {
 		name = a.conn.LocalAddr().String()
 	}
 	ep, err := transport.NewEndpoint(transport.Config{
-		Scheme: sch, Name: name, Rate: float64(t.PacingBps), Overhead: t.OverheadBytes,
-		Window: int(t.WindowBytes), MaxSegment: t.SegmentBytes,
-		InitialRTO: time.Duration(t.InitialRTONs), MinRTO: time.Duration(t.MinRTONs), MaxRTO: time.Duration(t.MaxRTONs),
+		Scheme: sch, Name: name, Rate: float64(t.Pacing), Overhead: t.OverheadBytes,
+		Window: int(t.Window), MaxSegment: t.SegmentBytes, BaseRTT: time.Duration(t.BaseRTTNs),
+		InitialRTO: t.InitialRTO, MinRTO: t.MinRTO, MaxRTO: time.Duration(t.MaxRTONs),
 		RTOGranularity: time.Duration(t.RTOGranularityNs), Seed: t.Seed,
 		OnMessageSent: a.onSent, OnMessageReceived: a.onReceived,
 	}, a.loop, a.conn)
@@ -301,11 +312,11 @@ func (a *agent) configure(c *control.Configure) error {
 	a.ep = ep
 	a.loop.Spin = time.Duration(t.SpinNs)
 	eff := ep.Config()
-	t.WindowBytes = uint64(eff.Window)
+	t.Window = uint64(eff.Window)
 	t.OverheadBytes = eff.Overhead
-	t.InitialRTONs, t.MinRTONs, t.MaxRTONs = int64(eff.InitialRTO), int64(eff.MinRTO), int64(eff.MaxRTO)
+	t.InitialRTO, t.MinRTO, t.MaxRTONs = eff.InitialRTO, eff.MinRTO, int64(eff.MaxRTO)
 	t.RTOGranularityNs = int64(eff.RTOGranularity)
-	a.out.event(&control.Configured{Scheme: sch.Name(), Params: c.Params, Transport: t, Name: name})
+	a.out.event(&control.Configured{Scheme: sch.Name(), Params: p, Transport: t, Name: name})
 	return nil
 }
 

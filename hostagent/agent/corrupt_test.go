@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
@@ -41,7 +42,7 @@ func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
 	// tail, section-end and RTX probes it needs no RTO unless a probe and
 	// the packet it speaks for are both lost.
 	as := l.startAgents(t, hosts, control.Configure{Scheme: "rss+pfld", Transport: control.Transport{
-		WindowBytes: 128 << 10, MinRTONs: int64(time.Second), InitialRTONs: int64(time.Second),
+		HostParams: transport.HostParams{Window: 128 << 10, MinRTO: time.Second, InitialRTO: time.Second},
 	}})
 	link, side, ok := l.topo.LinkBetween("a0-0", "c0-0")
 	if !ok || side != topology.SideA {

@@ -15,6 +15,9 @@ import (
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/testlab"
 )
 
@@ -147,13 +150,15 @@ func expect[T control.Event](t *testing.T, h *agent.Handle) T {
 func TestProtocol(t *testing.T) {
 	var n memNet
 	a, b := startMem(t, &n, "10.0.0.2"), startMem(t, &n, "10.2.1.3")
-	cfg := &control.Configure{Scheme: "rss+pfld", Params: map[string]string{"sigma": "8"}, Transport: control.Transport{PacingBps: 10e9, Seed: 7}}
+	p := scheme.MustDefaults("rss+pfld", params.Env{RTT: transport.NominalBaseRTT})
+	p.RSS.Sigma = 8
+	cfg := &control.Configure{Scheme: "rss+pfld", Params: p, Transport: control.Transport{HostParams: transport.HostParams{Pacing: 10e9}, Seed: 7}}
 	for _, h := range []*agent.Handle{a, b} {
 		if err := h.Do(cfg); err != nil {
 			t.Fatal(err)
 		}
 		c := expect[*control.Configured](t, h)
-		if c.Scheme != "rss+pfld" || c.Transport.SegmentBytes != 1432 || c.Transport.WindowBytes != 256<<10 || c.Transport.MinRTONs != 1e6 || c.Name != h.Ready.Addr {
+		if c.Scheme != "rss+pfld" || c.Transport.SegmentBytes != 1432 || c.Transport.Window != 256<<10 || c.Transport.MinRTO != time.Millisecond || c.Name != h.Ready.Addr {
 			t.Fatalf("configured %+v", c)
 		}
 	}
@@ -238,8 +243,10 @@ func TestBadInput(t *testing.T) {
 		{`{"cmd":"send","msg":1,"to":"10.0.0.3","bytes":10,"colour":"red"}`, `unknown field "colour"`},
 		{`{"cmd":"send","msg":4,"to":"10.0.0.3","bytes":10}`, "send: not configured"},
 		{`{"cmd":"configure","scheme":"warp","transport":{}}`, `unknown scheme "warp"`},
-		{`{"cmd":"configure","scheme":"rss","params":{"sigmaa":"4"},"transport":{}}`, `unknown parameters sigmaa`},
-		{`{"cmd":"configure","scheme":"rss","params":{"sigma":"many"},"transport":{}}`, `sigma`},
+		{`{"cmd":"configure","scheme":"rss","params":{"rss":{"sigmaa":4}},"transport":{}}`, `unknown field "sigmaa"`},
+		{`{"cmd":"configure","scheme":"rss","params":{"rss":{"sigma":"many"}},"transport":{}}`, `sigma`},
+		{`{"cmd":"configure","scheme":"rss","params":{"rss":{"sigma":12,"tau_ns":1000,"metric":"mean-rtt"}},"transport":{}}`, `rss.sigma: 12 is not a power of two`},
+		{`{"cmd":"configure","scheme":"rss","params":{"pfld":{"bitmap_bits":512}},"transport":{}}`, `the rss block is missing`},
 		{`{"cmd":"configure","scheme":"rss","transport":{"mtu":9000}}`, `above the socket's 1500`},
 		{`{"cmd":"configure","scheme":"rss","transport":{}}`, ""},
 		{`{"cmd":"configure","scheme":"rss","transport":{}}`, "already configured"},
@@ -283,7 +290,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("unfinished flow %+v", f)
 	}
 	st := expect[*control.Stats](t, a)
-	if !st.Final || st.Errors != 13 || st.Pending != 1 {
+	if !st.Final || st.Errors != 15 || st.Pending != 1 { // one per bad line above
 		t.Errorf("final stats: errors %d pending %d final %v", st.Errors, st.Pending, st.Final)
 	}
 	if err := a.Wait(); err != nil {

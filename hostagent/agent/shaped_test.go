@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -17,7 +18,7 @@ func TestShapedMode(t *testing.T) {
 	link := l.topo.Links[0].Up.RateBps
 	spin := 200 * time.Microsecond
 	as := l.startAgents(t, []string{"h0-0-0", "h3-1-1"}, control.Configure{Scheme: "rss+pfld", Transport: control.Transport{
-		PacingBps: link, MinRTONs: int64(50 * time.Millisecond), SpinNs: int64(spin),
+		HostParams: transport.HostParams{Pacing: link, MinRTO: 50 * time.Millisecond}, SpinNs: int64(spin),
 	}})
 	const size = 4 << 20
 	out := as.run(l, []transfer{{src: "h0-0-0", dst: "h3-1-1"}}, size, 30*time.Second)
@@ -60,7 +61,7 @@ func TestShapedIncastECN(t *testing.T) {
 	link := l.topo.Links[0].Up.RateBps
 	senders := []string{"h0-0-0", "h1-0-0", "h2-0-0"}
 	as := l.startAgents(t, append([]string{dst}, senders...), control.Configure{Scheme: "rss+pfld", Transport: control.Transport{
-		PacingBps: link, MinRTONs: int64(50 * time.Millisecond), WindowBytes: 64 << 10,
+		HostParams: transport.HostParams{Pacing: link, MinRTO: 50 * time.Millisecond, Window: 64 << 10},
 	}})
 	var msgs []transfer
 	for _, s := range senders {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -38,7 +39,7 @@ func TestEverySchemeMoves16MiB(t *testing.T) {
 			as := l.startAgents(t, []string{"h0-0-0", "h2-1-1"}, control.Configure{
 				// Unpaced; the RTO well above the RTTs of a busy 2-CPU
 				// machine, so that time goes to moving data.
-				Scheme: name, Transport: control.Transport{MinRTONs: int64(100 * time.Millisecond), InitialRTONs: int64(100 * time.Millisecond)},
+				Scheme: name, Transport: control.Transport{HostParams: transport.HostParams{MinRTO: 100 * time.Millisecond, InitialRTO: 100 * time.Millisecond}},
 			})
 			start := time.Now()
 			out := as.run(l, []transfer{{src: "h0-0-0", dst: "h2-1-1"}}, mib16, 20*time.Second)

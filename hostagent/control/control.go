@@ -9,11 +9,12 @@ import (
 	"net/netip"
 
 	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
 )
 
 // Version is the protocol version the ready event announces.
-const Version = 1
+const Version = 2
 
 // MaxLine is the longest command line an agent accepts.
 const MaxLine = 1 << 20
@@ -55,17 +56,17 @@ type Event interface {
 	stampEvent()
 }
 
-// Transport is the transport configuration. Zero fields take the
-// transport's defaults (package transport), except as noted.
+// Transport is the transport configuration: the host block of scenario
+// files (transport.HostParams: pacing, window, RTOs; its JSON keys are
+// this struct's) and what only an agent needs. Zero fields take the
+// transport's defaults (package transport), taken at BaseRTTNs, except as
+// noted.
 type Transport struct {
-	// PacingBps is each flow's pacing rate, counting OverheadBytes per
-	// packet: the host's link rate. 0 does not pace.
-	PacingBps uint64 `json:"pacing_bps"`
-	// WindowBytes caps a flow's DATA payload in flight (default 256 KiB).
-	WindowBytes  uint64 `json:"window_bytes,omitempty"`
-	MinRTONs     int64  `json:"min_rto_ns,omitempty"`     // default 1 ms
-	MaxRTONs     int64  `json:"max_rto_ns,omitempty"`     // default 1 s
-	InitialRTONs int64  `json:"initial_rto_ns,omitempty"` // default 10 ms
+	transport.HostParams
+	// BaseRTTNs is the fabric's idle round trip, the unit of the
+	// RTT-relative defaults (default transport.NominalBaseRTT).
+	BaseRTTNs int64 `json:"base_rtt_ns,omitempty"`
+	MaxRTONs  int64 `json:"max_rto_ns,omitempty"` // default 1 s
 	// RTOGranularityNs rounds RTO deadlines (default MinRTO/4).
 	RTOGranularityNs int64 `json:"rto_granularity_ns,omitempty"`
 	// MTU is the IP MTU of the host's link (default 1500).
@@ -91,15 +92,16 @@ func (t *Transport) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %d is negative", name, v))
 		}
 	}
-	neg("min_rto_ns", t.MinRTONs)
+	neg("min_rto_ns", int64(t.MinRTO))
 	neg("max_rto_ns", t.MaxRTONs)
-	neg("initial_rto_ns", t.InitialRTONs)
+	neg("initial_rto_ns", int64(t.InitialRTO))
+	neg("base_rtt_ns", t.BaseRTTNs)
 	neg("rto_granularity_ns", t.RTOGranularityNs)
 	neg("spin_ns", t.SpinNs)
 	neg("segment_bytes", int64(t.SegmentBytes))
 	neg("overhead_bytes", int64(t.OverheadBytes))
-	if t.MaxRTONs != 0 && t.MinRTONs > t.MaxRTONs {
-		errs = append(errs, fmt.Errorf("min_rto_ns %d above max_rto_ns %d", t.MinRTONs, t.MaxRTONs))
+	if t.MaxRTONs != 0 && int64(t.MinRTO) > t.MaxRTONs {
+		errs = append(errs, fmt.Errorf("min_rto_ns %d above max_rto_ns %d", t.MinRTO, t.MaxRTONs))
 	}
 	if t.MTU != 0 && (t.MTU < 576 || t.MTU > 9216) {
 		errs = append(errs, fmt.Errorf("mtu %d outside 576..9216", t.MTU))
@@ -111,8 +113,8 @@ func (t *Transport) Validate() error {
 	if seg := mtu - 28 - 40; t.SegmentBytes > seg {
 		errs = append(errs, fmt.Errorf("segment_bytes %d exceeds %d (mtu %d less 68 bytes of headers)", t.SegmentBytes, seg, mtu))
 	}
-	if t.WindowBytes > 1<<30 {
-		errs = append(errs, fmt.Errorf("window_bytes %d above 1 GiB", t.WindowBytes))
+	if t.Window > 1<<30 {
+		errs = append(errs, fmt.Errorf("window_bytes %d above 1 GiB", t.Window))
 	}
 	if t.SpinNs > int64(1e9) {
 		errs = append(errs, fmt.Errorf("spin_ns %d above 1 s", t.SpinNs))
@@ -120,13 +122,15 @@ func (t *Transport) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Configure picks the scheme and the transport settings.
+// Configure picks the scheme with its parameter blocks (typed, as the
+// scheme registry declares them; nil: the scheme's defaults at the base
+// RTT) and the transport settings.
 type Configure struct {
-	Cmd       string            `json:"cmd"`
-	Scheme    string            `json:"scheme"`
-	Params    map[string]string `json:"params,omitempty"`
-	Transport Transport         `json:"transport"`
-	Name      string            `json:"name,omitempty"`
+	Cmd       string         `json:"cmd"`
+	Scheme    string         `json:"scheme"`
+	Params    *scheme.Params `json:"params,omitempty"`
+	Transport Transport      `json:"transport"`
+	Name      string         `json:"name,omitempty"`
 }
 
 // Send starts a message.
@@ -166,11 +170,11 @@ type Ready struct {
 
 // Configured confirms configure with the settings in effect.
 type Configured struct {
-	Event     string            `json:"event"`
-	Scheme    string            `json:"scheme"`
-	Params    map[string]string `json:"params,omitempty"`
-	Transport Transport         `json:"transport"`
-	Name      string            `json:"name"`
+	Event     string         `json:"event"`
+	Scheme    string         `json:"scheme"`
+	Params    *scheme.Params `json:"params"`
+	Transport Transport      `json:"transport"`
+	Name      string         `json:"name"`
 }
 
 // Sent reports a message fully acknowledged.

@@ -6,18 +6,20 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/netio"
+	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
 )
 
 func TestCommandsRoundTrip(t *testing.T) {
 	cmds := []control.Command{
-		&control.Configure{Scheme: "rss+pfld", Params: map[string]string{"sigma": "8"}, Name: "h0-0-0",
-			Transport: control.Transport{PacingBps: 1e8, WindowBytes: 1 << 18, MinRTONs: 1e6, MTU: 1500}},
+		&control.Configure{Scheme: "rss+pfld", Params: &scheme.Params{RSS: &scheme.RSSParams{Sigma: 8, Tau: 30 * time.Microsecond, Metric: "max-rtt"}, PFLD: &scheme.PFLDParams{BitmapBits: 1024}},
+			Name: "h0-0-0", Transport: control.Transport{HostParams: transport.HostParams{Pacing: 1e8, Window: 1 << 18, MinRTO: time.Millisecond}, MTU: 1500}},
 		&control.Send{Msg: 17, To: "10.2.0.2", Bytes: 1 << 20},
 		&control.Send{Msg: -1, To: "10.0.0.1", Bytes: 0},
 		&control.StatsQuery{},
@@ -41,7 +43,7 @@ func TestCommandsRoundTrip(t *testing.T) {
 	}
 	// The documented forms decode.
 	for _, s := range []string{
-		`{"cmd":"configure","scheme":"rss+pfld","params":{"sigma":"16","tau":"15us"},"transport":{"pacing_bps":100000000,"window_bytes":262144,"min_rto_ns":1000000,"mtu":1500}}`,
+		`{"cmd":"configure","scheme":"rss+pfld","params":{"rss":{"sigma":16,"tau_ns":15000}},"transport":{"pacing_bps":100000000,"window_bytes":262144,"min_rto_ns":1000000,"mtu":1500}}`,
 		`{"cmd":"send","msg":17,"to":"10.2.0.2","bytes":1048576}`,
 		`{"cmd":"stop"}`, ` {"cmd":"stats"} `,
 	} {
@@ -74,7 +76,8 @@ func TestDecodeCommandRejects(t *testing.T) {
 		{`{"cmd":"configure","scheme":"rss","transport":{"mtu":100}}`, `mtu 100 outside`},
 		{`{"cmd":"configure","scheme":"rss","transport":{"min_rto_ns":-5}}`, `negative`},
 		{`{"cmd":"configure","scheme":"rss","transport":{"segment_bytes":1500}}`, `segment_bytes 1500 exceeds 1432`},
-		{`{"cmd":"configure","scheme":"rss","params":{"sigma":16},"transport":{}}`, `cannot unmarshal`},
+		{`{"cmd":"configure","scheme":"rss","params":{"rss":{"sigma":"16"}},"transport":{}}`, `cannot unmarshal`},
+		{`{"cmd":"configure","scheme":"rss","params":{"sigma":16},"transport":{}}`, `unknown field "sigma"`},
 	} {
 		_, err := control.DecodeCommand([]byte(tt.line))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -87,7 +90,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	msgID := int64(3)
 	evs := []control.Event{
 		&control.Ready{Version: 1, Addr: "10.0.0.2", Port: 4791},
-		&control.Configured{Scheme: "rss", Transport: control.Transport{MTU: 1500, WindowBytes: 1 << 18}, Name: "h"},
+		&control.Configured{Scheme: "rss", Params: &scheme.Params{RSS: &scheme.RSSParams{Sigma: 4}}, Transport: control.Transport{MTU: 1500, HostParams: transport.HostParams{Window: 1 << 18}}, Name: "h"},
 		&control.Sent{Msg: 3, Record: transport.MessageRecord{Kind: "message", Flow: 9, Msg: 0, Bytes: 100, Losses: []transport.LossRecord{
 			{PSN: 5, Cause: transport.CauseNACK, DelayNs: 1000}, {PSN: 6, Cause: transport.CauseRTO, Retx: true}}}},
 		&control.Received{From: "10.0.0.2", Record: transport.ReceiveRecord{Kind: "delivery", Flow: 9, Bytes: 100, Verified: true}},

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/clock"
-	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
@@ -90,11 +89,11 @@ func shareRun(t *testing.T, s transport.Scheme, seed uint64) (early, late float6
 // are logged for comparison.
 func TestRSSMovesOffDegradedPath(t *testing.T) {
 	const capShare = 0.2 / 7.2
-	static := mustScheme(t)(scheme.NewRSS(scheme.RSS{Tau: time.Hour}))
-	nf := scheme.RSS{NoFeedback: 40 * time.Microsecond}
+	static := named(t, "rss", map[string]string{"tau": "1h"})
+	nf := map[string]string{"no_feedback": "40us"}
 	rss := map[string]transport.Scheme{
-		"rss":      mustScheme(t)(scheme.NewRSS(nf)),
-		"rss+pfld": mustScheme(t)(scheme.NewPFLD(scheme.PFLD{RSS: nf})),
+		"rss":      named(t, "rss", nf),
+		"rss+pfld": named(t, "rss+pfld", nf),
 	}
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {

@@ -16,11 +16,18 @@ import (
 // Their exactly-once delivery under every fault is in delivery_test.go,
 // which runs every registered scheme.
 
-// named returns the registered scheme name with params, failing the test
-// on an error.
-func named(t testing.TB, name string, params map[string]string) transport.Scheme {
+// named returns the registered scheme name with its defaults at the
+// simulated fabric's base RTT and the given key=value settings, failing
+// the test on an error.
+func named(t testing.TB, name string, kv map[string]string) transport.Scheme {
 	t.Helper()
-	s, err := scheme.New(name, params)
+	p := scheme.MustDefaults(name, simEnv)
+	for k, v := range kv {
+		if err := scheme.SetParam(p, name, k, v, simEnv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := scheme.New(name, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +135,7 @@ func setLink(l *sim.Link, f func(*sim.LinkConfig)) {
 // (ablation) the receiver does NACK across epochs; the engine's NACK
 // acceptance rule rejects those NACKs, so even then nothing is resent.
 func TestPSNPathIgnoresCrossPathReordering(t *testing.T) {
-	forced := map[string]string{"explore": "2", "remove": "1.5", "interval": "10us", "min_samples": "8"}
+	forced := map[string]string{"explore_threshold": "2", "remove_threshold": "1.5", "interval": "10us", "min_samples": "8"}
 	noFPSN := map[string]string{"no_fpsn": "true"}
 	for k, v := range forced {
 		noFPSN[k] = v

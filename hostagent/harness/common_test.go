@@ -7,6 +7,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
 const (
@@ -54,25 +55,15 @@ func endpointConfig(s transport.Scheme) transport.Config {
 	}
 }
 
+// simEnv is the simulated fabric's base RTT for the schemes' RTT-relative
+// defaults: the paper's fabric, where 2 RTTs are Ordered Chaos's 15 us tau.
+var simEnv = params.Env{RTT: 7500 * time.Nanosecond}
+
 // schemes returns every scheme with default parameters.
 func schemes(t testing.TB) map[string]transport.Scheme {
 	out := map[string]transport.Scheme{}
 	for _, name := range scheme.Names() {
-		s, err := scheme.New(name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = s
+		out[name] = named(t, name, nil)
 	}
 	return out
-}
-
-func mustScheme(t testing.TB) func(transport.Scheme, error) transport.Scheme {
-	return func(s transport.Scheme, err error) transport.Scheme {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 }

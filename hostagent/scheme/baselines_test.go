@@ -21,35 +21,37 @@ func TestRegistryBaselines(t *testing.T) {
 	}{
 		{"rss+rack", map[string]string{"sigma": "4", "reo_wnd_frac": "0.5", "adaptive_reo_wnd": "true", "pto_srtts": "3", "max_ack_delay": "2us", "no_tlp": "true"},
 			func(s transport.Scheme) bool {
-				c := s.(rackScheme).cfg
-				return c.RSS.Sigma == 4 && c.ReoWndFrac == 0.5 && c.Adaptive && c.PTOSRTTs == 3 && c.MaxACKDelay == 2*us && c.NoTLP
+				r := s.(rackScheme)
+				c := r.cfg
+				return r.rss.Sigma == 4 && c.ReoWndFrac == 0.5 && c.Adaptive && c.PTOSRTTs == 3 && c.MaxACKDelay == 2*us && c.NoTLP
 			}},
 		{"rss+rack", nil, func(s transport.Scheme) bool {
-			c := s.(rackScheme).cfg
-			return c.ReoWndFrac == 0.25 && c.PTOSRTTs == 2 && c.RSS.Sigma == 16 && !c.Adaptive
+			r := s.(rackScheme)
+			c := r.cfg
+			return c.ReoWndFrac == 0.25 && c.PTOSRTTs == 2 && r.rss.Sigma == 16 && !c.Adaptive
 		}},
 		{"psnpath", nil, func(s transport.Scheme) bool {
 			c := s.(psnpathScheme).cfg
-			return c.Paths == 4 && c.Beta == 4 && c.Interval == 30*us && c.Explore == 0.8 && c.Remove == 0.3 &&
-				c.MinSamples == 32 && c.BitmapBits == 512 && c.MaxWalk == 1 && !c.FixedBase
+			return c.Paths == 4 && c.Beta == 10 && c.Interval == 2*testEnv.RTT && c.Explore == 0.95 && c.Remove == 0.8 &&
+				c.MinSamples == 32 && c.BitmapBits == 512 && c.MaxWalk == 1 && c.BaseEV < 0
 		}},
-		{"psnpath", map[string]string{"paths": "8", "base_ev": "0", "beta": "2.5", "interval": "50us", "explore": "0.9", "remove": "-1",
+		{"psnpath", map[string]string{"k": "8", "base_ev": "0", "beta": "2.5", "interval": "50us", "explore_threshold": "0.9", "remove_threshold": "0.5",
 			"min_samples": "10", "bitmap_bits": "1024", "max_walk": "-1", "no_path_manager": "true", "no_fpsn": "true", "keep_path_on_rto": "true"},
 			func(s transport.Scheme) bool {
 				c := s.(psnpathScheme).cfg
-				return c.Paths == 8 && c.FixedBase && c.BaseEV == 0 && c.Beta == 2.5 && c.Interval == 50*us && c.Explore == 0.9 &&
-					c.Remove == -1 && c.MinSamples == 10 && c.BitmapBits == 1024 && c.MaxWalk == -1 && c.NoPathManager && c.NoFPSN && c.KeepPathOnRTO
+				return c.Paths == 8 && c.BaseEV == 0 && c.Beta == 2.5 && c.Interval == 50*us && c.Explore == 0.9 &&
+					c.Remove == 0.5 && c.MinSamples == 10 && c.BitmapBits == 1024 && c.MaxWalk == -1 && c.NoPathManager && c.NoFPSN && c.KeepPathOnRTO
 			}},
-		{"gapnack", map[string]string{"paths": "2"}, func(s transport.Scheme) bool {
+		{"gapnack", map[string]string{"k": "2"}, func(s transport.Scheme) bool {
 			ps := s.(psnpathScheme)
 			return ps.gap && ps.cfg.Paths == 2 && s.Name() == "gapnack"
 		}},
-		{"reps", map[string]string{"buffer": "16", "freeze": "1ms", "no_freeze": "true"}, func(s transport.Scheme) bool {
+		{"reps", map[string]string{"cache": "8", "freeze": "1ms", "no_freeze": "true"}, func(s transport.Scheme) bool {
 			c := s.(repsScheme).cfg
-			return c.Buffer == 16 && c.Freeze == time.Millisecond && c.NoFreeze
+			return c.Buffer == 8 && c.Freeze == time.Millisecond && c.NoFreeze
 		}},
-		{"reps", nil, func(s transport.Scheme) bool { return s.(repsScheme).cfg.Buffer == 8 }},
-		{"plb", map[string]string{"ecn_threshold": "0.5", "rounds": "3", "keep_path_on_rto": "true"}, func(s transport.Scheme) bool {
+		{"reps", nil, func(s transport.Scheme) bool { return s.(repsScheme).cfg.Buffer == 16 }},
+		{"plb", map[string]string{"threshold": "0.5", "rounds": "3", "keep_path_on_rto": "true"}, func(s transport.Scheme) bool {
 			c := s.(plbScheme).cfg
 			return c.ECNThreshold == 0.5 && c.Rounds == 3 && c.KeepPathOnRTO
 		}},
@@ -58,7 +60,7 @@ func TestRegistryBaselines(t *testing.T) {
 			return c.ECNThreshold == 0.05 && c.Rounds == 1
 		}},
 	} {
-		s, err := New(c.name, c.params)
+		s, err := newWith(c.name, c.params)
 		if err != nil {
 			t.Errorf("New(%q, %v): %v", c.name, c.params, err)
 			continue
@@ -75,20 +77,18 @@ func TestRegistryBaselines(t *testing.T) {
 		{"rss+rack", map[string]string{"reo_wnd_frac": "-1"}},
 		{"rss+rack", map[string]string{"pto_srtts": "x"}},
 		{"rss+rack", map[string]string{"bitmap_bits": "512"}}, // a pfld key
-		{"psnpath", map[string]string{"paths": "32"}},
-		{"psnpath", map[string]string{"explore": "0.2", "remove": "0.5"}},
+		{"psnpath", map[string]string{"k": "32"}},
+		{"psnpath", map[string]string{"explore_threshold": "0.2", "remove_threshold": "0.5"}},
 		{"psnpath", map[string]string{"base_ev": "65536"}},
 		{"psnpath", map[string]string{"min_samples": "-3"}},
 		{"psnpath", map[string]string{"beta": "Inf"}},
-		{"gapnack", map[string]string{"max_walk": "2"}},
-		{"gapnack", map[string]string{"no_fpsn": "true"}},
-		{"reps", map[string]string{"buffer": "-1"}},
+		{"reps", map[string]string{"cache": "-1"}},
 		{"reps", map[string]string{"freeze": "-1us"}},
-		{"plb", map[string]string{"ecn_threshold": "1.5"}},
+		{"plb", map[string]string{"threshold": "1.5"}},
 		{"plb", map[string]string{"rounds": "-1"}},
 		{"plb", map[string]string{"sigma": "4"}},
 	} {
-		if _, err := New(bad.name, bad.p); err == nil {
+		if _, err := newWith(bad.name, bad.p); err == nil {
 			t.Errorf("New(%q, %v) accepted", bad.name, bad.p)
 		}
 	}
@@ -193,15 +193,22 @@ func TestGapReceiver(t *testing.T) {
 	}
 }
 
+// dtSwitchParams are the PSN-PATH settings the DT-Switch tests walk
+// through: fixed base EV 100, beta 4, thresholds 0.8 and 0.3, 30 us
+// intervals, so the scores of the test's ACK and NACK counts are easy to
+// follow.
+func dtSwitchParams() PSNPathParams {
+	return PSNPathParams{Paths: 4, BaseEV: 100, Beta: 4, Interval: 30 * time.Microsecond, Explore: 0.8, Remove: 0.3,
+		MinSamples: 32, BitmapBits: 512, MaxWalk: 1}
+}
+
 // TestPSNPathSender checks the mapping (PSN p on active path (p-FPSN)
 // mod A, EVs base+i, the PathMap it announces) and DT-Switch: removal,
 // exploration with rollback, and adding a path back.
 func TestPSNPathSender(t *testing.T) {
 	env := newEnv()
-	cfg, err := PSNPath{FixedBase: true, BaseEV: 100, MinSamples: 4}.withDefaults("psnpath")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := dtSwitchParams()
+	cfg.MinSamples = 4
 	s := newPSNPathSender(env, cfg, false)
 	for psn := env.next; psn < env.next+8; psn++ {
 		if got, want := s.DataEV(psn), uint16(100+(psn-env.next)%4); got != want {
@@ -293,7 +300,7 @@ func TestPSNPathSender(t *testing.T) {
 
 func TestPSNPathSilentPath(t *testing.T) {
 	env := newEnv()
-	cfg, _ := PSNPath{FixedBase: true, BaseEV: 100}.withDefaults("psnpath")
+	cfg := dtSwitchParams()
 	s := newPSNPathSender(env, cfg, false)
 	for psn := env.next; psn < env.next+8; psn++ {
 		s.OnSent(transport.SentPacket{PSN: psn, EV: s.DataEV(psn), At: env.now})
@@ -312,7 +319,7 @@ func TestPSNPathSilentPath(t *testing.T) {
 
 func TestREPS(t *testing.T) {
 	env := newEnv()
-	s := repsScheme{REPS{Buffer: 3}}.NewSender(env).(*repsSender)
+	s := repsScheme{REPSParams{Buffer: 3}}.NewSender(env).(*repsSender)
 	// Empty ring: explore.
 	s.DataEV(0)
 	if s.explored != 1 {
@@ -360,7 +367,7 @@ func TestREPS(t *testing.T) {
 
 func TestPLB(t *testing.T) {
 	env := newEnv()
-	s := plbScheme{PLB{ECNThreshold: 0.25, Rounds: 2}}.NewSender(env).(*plbSender)
+	s := plbScheme{PLBParams{ECNThreshold: 0.25, Rounds: 2}}.NewSender(env).(*plbSender)
 	ev0 := s.ev
 	round := func(acks, ce int) {
 		env.next += uint32(acks)
@@ -396,8 +403,9 @@ func TestPLB(t *testing.T) {
 
 func TestRACKWindow(t *testing.T) {
 	env := newEnv()
-	cfg, _ := RACK{}.withDefaults()
-	s := rackScheme{cfg}.NewSender(env).(*rackSender)
+	p := MustDefaults("rss+rack", testEnv)
+	cfg := *p.RACK
+	s := rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
 	s.minRTT = 8 * time.Microsecond
 	if w := s.reoWnd(); w != 2*time.Microsecond {
 		t.Errorf("reo_wnd %v, want min RTT / 4", w)
@@ -408,7 +416,7 @@ func TestRACKWindow(t *testing.T) {
 	}
 	// Adaptive: a DUP ACK widens the window once per SRTT.
 	cfg.Adaptive = true
-	s = rackScheme{cfg}.NewSender(env).(*rackSender)
+	s = rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
 	for i := 0; i < 3; i++ {
 		s.OnFeedback(transport.Feedback{PSN: env.next, EV: s.subs[0].ev, RTT: 4 * time.Microsecond, Dup: true, At: env.now})
 	}

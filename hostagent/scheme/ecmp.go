@@ -8,11 +8,7 @@ import (
 type wirePacket = wire.Packet
 
 // ECMP sends a whole flow on one random EV.
-type ECMP struct {
-	// KeepPathOnRTO keeps the EV when the retransmission timer expires
-	// (by default the flow moves to a new random EV).
-	KeepPathOnRTO bool
-}
+type ECMP struct{ ECMPParams }
 
 // Name is "ecmp".
 func (ECMP) Name() string { return "ecmp" }

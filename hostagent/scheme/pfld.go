@@ -1,70 +1,21 @@
 package scheme
 
 import (
-	"fmt"
-
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// PFLD is RSS with Precise Fast Loss Detection. Zero fields take the
-// defaults; the No* switches exist for ablations (paper, Fig. 15).
-type PFLD struct {
-	RSS RSS
-	// BitmapBits is the receiver's per-flow window in PSNs, a multiple of
-	// 64 (default 512). It must cover the largest unresolved PSN span:
-	// keep the window in packets below it.
-	BitmapBits int
-	// Periodic sends a proactive probe after every Periodic new packets
-	// of a subflow (default 8; negative: never).
-	Periodic int
-	// PeriodicAnyRate lifts the limit of one periodic probe per subflow
-	// per smoothed RTT.
-	PeriodicAnyRate bool
-	// Ablation switches.
-	NoTailProbes, NoSectionProbes, NoRTXProbes bool
+// pfldScheme is rss+pfld: RSS with Precise Fast Loss Detection.
+type pfldScheme struct {
+	rss rssConfig
+	cfg PFLDParams
 }
-
-// Defaults.
-const (
-	DefaultBitmapBits = 512
-	DefaultPeriodic   = 8
-)
-
-func (c PFLD) withDefaults() (PFLD, error) {
-	r, err := c.RSS.withDefaults()
-	if err != nil {
-		return c, err
-	}
-	c.RSS = r
-	if c.BitmapBits == 0 {
-		c.BitmapBits = DefaultBitmapBits
-	}
-	if c.Periodic == 0 {
-		c.Periodic = DefaultPeriodic
-	}
-	if c.BitmapBits < 64 || c.BitmapBits%64 != 0 || c.BitmapBits > 1<<20 {
-		return c, fmt.Errorf("scheme: rss+pfld: bitmap of %d bits: want a multiple of 64 in 64..%d", c.BitmapBits, 1<<20)
-	}
-	return c, nil
-}
-
-// NewPFLD returns the rss+pfld scheme, validated, defaults filled in.
-func NewPFLD(c PFLD) (transport.Scheme, error) {
-	c, err := c.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return pfldScheme{cfg: c}, nil
-}
-
-type pfldScheme struct{ cfg PFLD }
 
 func (pfldScheme) Name() string { return "rss+pfld" }
 
 func (s pfldScheme) NewSender(env transport.SenderEnv) transport.SenderScheme {
 	cfg := s.cfg
-	return newRSSSender(env, cfg.RSS, &cfg)
+	return newRSSSender(env, s.rss, &cfg)
 }
 
 func (s pfldScheme) NewReceiver(env transport.ReceiverEnv, first *wire.Packet) transport.ReceiverScheme {
@@ -93,7 +44,7 @@ func (s *rssSender) pfldOnSent(p transport.SentPacket, i int) {
 		}
 		return
 	}
-	if c.Periodic < 0 {
+	if c.Periodic == 0 { // off
 		return
 	}
 	sf.sincePeriodic++

@@ -1,19 +1,17 @@
 package scheme
 
 import (
-	"fmt"
-
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// PLB is Protective Load Balancing (Qureshi et al., SIGCOMM '22) with the
+// plbScheme is Protective Load Balancing (Qureshi et al., SIGCOMM '22) with the
 // FlowBender parameters Ordered Chaos evaluates it with: the flow travels
 // one EV, as under ecmp; at the end of every round the sender computes the
 // fraction of CE-marked ACKs of the round, and once that fraction has
 // exceeded ECNThreshold (default 0.05) for Rounds consecutive rounds
 // (default 1: "rerouted every congestion period") the flow moves to a new
-// random EV. Zero fields take the defaults. Loss recovery is by RTO.
+// random EV. Loss recovery is by RTO.
 //
 // Choices the sources leave open, and what is done here:
 //
@@ -24,49 +22,7 @@ import (
 //   - On RTO the flow moves to a new EV (PLB repaths on RTO, as Linux does);
 //     KeepPathOnRTO keeps it. PLB's pause of ECN-triggered moves after an
 //     RTO-triggered one is not modelled.
-type PLB struct {
-	// ECNThreshold is the CE fraction a round must exceed to count as
-	// congested (default 0.05).
-	ECNThreshold float64
-	// Rounds is the number of consecutive congested rounds that move the
-	// flow (default 1).
-	Rounds int
-	// KeepPathOnRTO keeps the EV when the retransmission timer expires.
-	KeepPathOnRTO bool
-}
-
-// PLB defaults (FlowBender, as Ordered Chaos section V-A2 sets them).
-const (
-	DefaultPLBThreshold = 0.05
-	DefaultPLBRounds    = 1
-)
-
-func (c PLB) withDefaults() (PLB, error) {
-	if c.ECNThreshold == 0 {
-		c.ECNThreshold = DefaultPLBThreshold
-	}
-	if c.Rounds == 0 {
-		c.Rounds = DefaultPLBRounds
-	}
-	switch {
-	case !(c.ECNThreshold > 0 && c.ECNThreshold <= 1):
-		return c, fmt.Errorf("scheme: plb: ECN threshold %v: want (0, 1]", c.ECNThreshold)
-	case c.Rounds < 1 || c.Rounds > 255:
-		return c, fmt.Errorf("scheme: plb: %d rounds: want 1..255", c.Rounds)
-	}
-	return c, nil
-}
-
-// NewPLB returns the plb scheme, validated, defaults filled in.
-func NewPLB(c PLB) (transport.Scheme, error) {
-	c, err := c.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return plbScheme{cfg: c}, nil
-}
-
-type plbScheme struct{ cfg PLB }
+type plbScheme struct{ cfg PLBParams }
 
 func (plbScheme) Name() string { return "plb" }
 
@@ -82,7 +38,7 @@ func (plbScheme) NewReceiver(transport.ReceiverEnv, *wire.Packet) transport.Rece
 
 type plbSender struct {
 	env       transport.SenderEnv
-	cfg       PLB
+	cfg       PLBParams
 	ev        uint16
 	roundEnd  uint32 // the round ends with an ACK of this PSN or later
 	acks, ce  int

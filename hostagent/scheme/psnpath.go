@@ -1,16 +1,18 @@
 package scheme
 
 import (
-	"fmt"
-	"math"
-	"time"
-
 	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// PSNPath is PSN-PATH (SIGCOMM '26): K logical paths, PSN p on path
+// PSN-PATH constants of this implementation (see psnpathScheme).
+const (
+	psnTrialMaxIntervals = 8 // an unjudged trial is kept after this many intervals
+	psnSilenceSRTTs      = 2
+)
+
+// psnpathScheme is PSN-PATH (SIGCOMM '26): K logical paths, PSN p on path
 // (p + offset) mod A where A is the number of active paths, path i on EV
 // (UDP source port) base + i; the receiver NACKs a PSN only when a later
 // packet of the same path and the same mapping epoch has arrived without
@@ -18,7 +20,7 @@ import (
 // scores each path and replaces or removes bad ones (DT-Switch). Every
 // change of the mapping starts an epoch whose first PSN (FPSN) travels in
 // each DATA packet (wire.PathMap), so the receiver never compares packets
-// sent under different mappings. Zero fields take the defaults.
+// sent under different mappings.
 //
 // The same sender with a receiver that NACKs every gap in the global PSN
 // order is the gapnack baseline (a multipath IRN / MP-CX5 in miniature);
@@ -27,7 +29,7 @@ import (
 // What the paper leaves open, and what is done here:
 //
 //   - offset is -FPSN: an epoch's first PSN goes on the first active path.
-//     Initial EVs are base + i for a random per-flow base (BaseEV fixes
+//     Initial EVs are base + i for a random per-flow base (base_ev fixes
 //     it); replacement EVs are random, distinct from the active ones.
 //   - The receiver checks the predecessor p-A only (MaxWalk 1, as the
 //     paper describes). MaxWalk > 1 walks further back (p-2A, ...) while
@@ -63,118 +65,8 @@ import (
 //   - On RTO the paths whose current EV timed out get new random EVs (as
 //     every scheme here rethinks its path on RTO; KeepPathOnRTO keeps
 //     them), besides counting as losses in their scores.
-type PSNPath struct {
-	// Paths is K, the number of logical paths (default 4, at most 31).
-	Paths int
-	// BaseEV is the EV of path 0 when FixedBase is set (path i uses
-	// BaseEV+i); otherwise each flow draws a random base.
-	BaseEV    uint16
-	FixedBase bool
-	// Beta weighs a loss against an ACK in a path's score (default 4).
-	Beta float64
-	// Interval is the path manager's period (default 30 µs).
-	Interval time.Duration
-	// Explore and Remove are DT-Switch's thresholds on the normalized
-	// score (defaults 0.8 and 0.3); Remove <= Explore. A threshold below
-	// -Beta never triggers.
-	Explore, Remove float64
-	// MinSamples is the number of ACKs and losses a path needs to be
-	// judged (default 32).
-	MinSamples int
-	// BitmapBits is the receiver's window in PSNs, a multiple of 64
-	// (default 512).
-	BitmapBits int
-	// MaxWalk is how many same-path predecessors the receiver examines per
-	// packet (default 1, the paper's check; negative: back to the epoch's
-	// start).
-	MaxWalk int
-	// NoPathManager keeps the K initial paths (except on RTO).
-	NoPathManager bool
-	// NoFPSN makes the receiver ignore epoch boundaries (ablation: shows
-	// why FPSN is needed).
-	NoFPSN bool
-	// KeepPathOnRTO keeps paths on their EVs when the timer expires.
-	KeepPathOnRTO bool
-}
-
-// PSN-PATH defaults. K = 4 is the paper's recommendation; the rest are
-// this implementation's (see PSNPath).
-const (
-	DefaultPSNPaths      = 4
-	DefaultPSNBeta       = 4
-	DefaultPSNInterval   = 30 * time.Microsecond
-	DefaultPSNExplore    = 0.8
-	DefaultPSNRemove     = 0.3
-	DefaultPSNMinSamples = 32
-	psnTrialMaxIntervals = 8 // an unjudged trial is kept after this many intervals
-	psnSilenceSRTTs      = 2
-)
-
-func (c PSNPath) withDefaults(name string) (PSNPath, error) {
-	if c.Paths == 0 {
-		c.Paths = DefaultPSNPaths
-	}
-	if c.Beta == 0 {
-		c.Beta = DefaultPSNBeta
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultPSNInterval
-	}
-	if c.Explore == 0 {
-		c.Explore = DefaultPSNExplore
-	}
-	if c.Remove == 0 {
-		c.Remove = DefaultPSNRemove
-	}
-	if c.MinSamples == 0 {
-		c.MinSamples = DefaultPSNMinSamples
-	}
-	if c.BitmapBits == 0 {
-		c.BitmapBits = DefaultBitmapBits
-	}
-	if c.MaxWalk == 0 {
-		c.MaxWalk = 1
-	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	switch {
-	case c.Paths < 1 || c.Paths > wire.MaxMapPaths:
-		return c, fmt.Errorf("scheme: %s: %d paths: want 1..%d", name, c.Paths, wire.MaxMapPaths)
-	case !finite(c.Beta) || c.Beta < 0:
-		return c, fmt.Errorf("scheme: %s: beta %v: want >= 0", name, c.Beta)
-	case c.Interval < 0:
-		return c, fmt.Errorf("scheme: %s: negative interval %v", name, c.Interval)
-	case !finite(c.Explore) || !finite(c.Remove) || c.Remove > c.Explore:
-		return c, fmt.Errorf("scheme: %s: thresholds explore %v, remove %v: want finite, remove <= explore", name, c.Explore, c.Remove)
-	case c.MinSamples < 1:
-		return c, fmt.Errorf("scheme: %s: min samples %d: want >= 1", name, c.MinSamples)
-	case c.BitmapBits < 64 || c.BitmapBits%64 != 0 || c.BitmapBits > 1<<20:
-		return c, fmt.Errorf("scheme: %s: bitmap of %d bits: want a multiple of 64 in 64..%d", name, c.BitmapBits, 1<<20)
-	}
-	return c, nil
-}
-
-// NewPSNPath returns the psnpath scheme, validated, defaults filled in.
-func NewPSNPath(c PSNPath) (transport.Scheme, error) {
-	c, err := c.withDefaults("psnpath")
-	if err != nil {
-		return nil, err
-	}
-	return psnpathScheme{cfg: c}, nil
-}
-
-// NewGapNACK returns the gapnack baseline: PSN-PATH's sender and path
-// manager with a receiver that NACKs every gap in the global PSN order
-// (MaxWalk and NoFPSN do not apply).
-func NewGapNACK(c PSNPath) (transport.Scheme, error) {
-	c, err := c.withDefaults("gapnack")
-	if err != nil {
-		return nil, err
-	}
-	return psnpathScheme{cfg: c, gap: true}, nil
-}
-
 type psnpathScheme struct {
-	cfg PSNPath
+	cfg PSNPathParams
 	gap bool
 }
 
@@ -220,7 +112,7 @@ type psnTrial struct {
 
 type psnpathSender struct {
 	env   transport.SenderEnv
-	cfg   PSNPath
+	cfg   PSNPathParams
 	gap   bool
 	slots []ppath
 	order []int  // active slots in mapping order
@@ -231,10 +123,10 @@ type psnpathSender struct {
 	h        history
 }
 
-func newPSNPathSender(env transport.SenderEnv, cfg PSNPath, gap bool) *psnpathSender {
+func newPSNPathSender(env transport.SenderEnv, cfg PSNPathParams, gap bool) *psnpathSender {
 	s := &psnpathSender{env: env, cfg: cfg, gap: gap, slots: make([]ppath, cfg.Paths)}
-	base := cfg.BaseEV
-	if !cfg.FixedBase {
+	base := uint16(cfg.BaseEV)
+	if cfg.BaseEV < 0 {
 		base = uint16(env.Rand().Uint32())
 	}
 	evs := make([]uint16, cfg.Paths)

@@ -1,7 +1,6 @@
 package scheme
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -10,9 +9,9 @@ import (
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// RACK is RSS load balancing with sender-side RACK-TLP loss detection
+// rackScheme is rss+rack: RSS load balancing with sender-side RACK-TLP loss detection
 // (RFC 8985), kept per subflow: the Ordered Chaos evaluation's stand-in
-// for Falcon. Zero fields take the defaults.
+// for Falcon.
 //
 // Each subflow keeps RACK.xmit_ts, RACK.end_seq and RACK.rtt of its most
 // recently sent copy that was delivered (acknowledged, duplicates
@@ -49,76 +48,24 @@ import (
 //   - Detection runs just after the engine has processed each ACK (a
 //     zero-delay timer), so packets the same ACK acknowledges selectively
 //     are never declared lost.
-type RACK struct {
-	RSS RSS
-	// ReoWndFrac is the reordering window as a fraction of the minimum
-	// RTT (default 0.25).
-	ReoWndFrac float64
-	// ReoWnd, if set, fixes the reordering window (no cap, no adaptation).
-	ReoWnd time.Duration
-	// Adaptive scales the window by reo_wnd_mult as RFC 8985 does.
-	Adaptive bool
-	// PTOSRTTs is the probe timeout in smoothed RTTs (default 2).
-	PTOSRTTs float64
-	// MaxACKDelay is added to the PTO when the subflow has one packet
-	// outstanding (default 0: receivers here acknowledge every packet at
-	// once).
-	MaxACKDelay time.Duration
-	// NoTLP disables tail loss probes (RACK alone; ablation).
-	NoTLP bool
+type rackScheme struct {
+	rss rssConfig
+	cfg RACKParams
 }
 
-// Defaults (RFC 8985).
-const (
-	DefaultReoWndFrac = 0.25
-	DefaultPTOSRTTs   = 2
-	rackPersist       = 16 // recoveries until an adapted window resets
-)
-
-func (c RACK) withDefaults() (RACK, error) {
-	r, err := c.RSS.withDefaults()
-	if err != nil {
-		return c, err
-	}
-	c.RSS = r
-	if c.ReoWndFrac == 0 {
-		c.ReoWndFrac = DefaultReoWndFrac
-	}
-	if c.PTOSRTTs == 0 {
-		c.PTOSRTTs = DefaultPTOSRTTs
-	}
-	switch {
-	case !(c.ReoWndFrac > 0 && c.ReoWndFrac <= 16):
-		return c, fmt.Errorf("scheme: rss+rack: reordering window fraction %v: want (0, 16]", c.ReoWndFrac)
-	case !(c.PTOSRTTs > 0 && c.PTOSRTTs <= 1000):
-		return c, fmt.Errorf("scheme: rss+rack: PTO of %v SRTTs: want (0, 1000]", c.PTOSRTTs)
-	case c.ReoWnd < 0 || c.MaxACKDelay < 0:
-		return c, fmt.Errorf("scheme: rss+rack: negative reo_wnd %v or max ACK delay %v", c.ReoWnd, c.MaxACKDelay)
-	}
-	return c, nil
-}
-
-// NewRACK returns the rss+rack scheme, validated, defaults filled in.
-func NewRACK(c RACK) (transport.Scheme, error) {
-	c, err := c.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return rackScheme{cfg: c}, nil
-}
-
-type rackScheme struct{ cfg RACK }
+// rackPersist is the number of recoveries until an adapted window resets.
+const rackPersist = 16
 
 func (rackScheme) Name() string { return "rss+rack" }
 
 func (s rackScheme) NewSender(env transport.SenderEnv) transport.SenderScheme {
 	r := &rackSender{
-		rssSender: newRSSSender(env, s.cfg.RSS, nil),
+		rssSender: newRSSSender(env, s.rss, nil),
 		rcfg:      s.cfg,
 		mult:      1,
 		armedAt:   -1,
 	}
-	r.rs = make([]rackSub, s.cfg.RSS.Sigma)
+	r.rs = make([]rackSub, s.rss.Sigma)
 	return r
 }
 
@@ -143,7 +90,7 @@ type rackSub struct {
 
 type rackSender struct {
 	*rssSender
-	rcfg RACK
+	rcfg RACKParams
 	rs   []rackSub
 
 	minRTT     time.Duration

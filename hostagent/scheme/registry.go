@@ -3,214 +3,186 @@ package scheme
 import (
 	"errors"
 	"fmt"
-	"math"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
-// Names lists the schemes New knows.
-func Names() []string {
-	return []string{"ecmp", "rps", "rss", "rss+pfld", "rss+rack", "psnpath", "gapnack", "reps", "plb"}
+// Transport is one registry entry: a transport scheme with the parameter
+// blocks it takes and its constructor. Adding a transport is adding an
+// entry (and its blocks to Params, if it has its own).
+type Transport struct {
+	Name string
+	// Paths and Recovery say in one line each how the scheme spreads a
+	// message's packets and how it recovers losses (docs, --help).
+	Paths, Recovery string
+	// Blocks are the keys of the parameter blocks it reads.
+	Blocks []string
+	// New builds the scheme from validated blocks: every block in Blocks
+	// is present.
+	New func(p *Params) transport.Scheme
 }
 
-// New returns the scheme called name with its parameters, as a scenario
-// would give them: keys and values as text, durations in Go syntax
-// ("15us"). Unknown names and keys are errors.
-//
-//	ecmp      keep_path_on_rto
-//	rps       (none)
-//	rss       sigma tau jitter metric no_feedback keep_path_on_rto
-//	rss+pfld  the rss keys, and bitmap_bits periodic periodic_any_rate
-//	          no_tail_probes no_section_probes no_rtx_probes
-//	rss+rack  the rss keys, and reo_wnd_frac reo_wnd adaptive_reo_wnd
-//	          pto_srtts max_ack_delay no_tlp
-//	psnpath   paths base_ev beta interval explore remove min_samples
-//	          bitmap_bits max_walk no_path_manager no_fpsn keep_path_on_rto
-//	gapnack   the psnpath keys but max_walk and no_fpsn (a baseline: the
-//	          psnpath sender with a global-gap NACK receiver)
-//	reps      buffer freeze no_freeze
-//	plb       ecn_threshold rounds keep_path_on_rto
-func New(name string, params map[string]string) (transport.Scheme, error) {
-	p := &params_{m: params, used: map[string]bool{}}
-	var s transport.Scheme
-	var err error
-	switch name {
-	case "ecmp":
-		s = ECMP{KeepPathOnRTO: p.bool("keep_path_on_rto")}
-	case "rps":
-		s = RPS{}
-	case "rss":
-		s, err = NewRSS(p.rss())
-	case "rss+pfld":
-		c := PFLD{
-			RSS:             p.rss(),
-			BitmapBits:      p.int("bitmap_bits"),
-			Periodic:        p.int("periodic"),
-			PeriodicAnyRate: p.bool("periodic_any_rate"),
-			NoTailProbes:    p.bool("no_tail_probes"),
-			NoSectionProbes: p.bool("no_section_probes"),
-			NoRTXProbes:     p.bool("no_rtx_probes"),
-		}
-		s, err = NewPFLD(c)
-	case "rss+rack":
-		c := RACK{
-			RSS:         p.rss(),
-			ReoWndFrac:  p.float("reo_wnd_frac"),
-			ReoWnd:      p.dur("reo_wnd"),
-			Adaptive:    p.bool("adaptive_reo_wnd"),
-			PTOSRTTs:    p.float("pto_srtts"),
-			MaxACKDelay: p.dur("max_ack_delay"),
-			NoTLP:       p.bool("no_tlp"),
-		}
-		s, err = NewRACK(c)
-	case "psnpath":
-		c := p.psnpath()
-		c.MaxWalk = p.int("max_walk")
-		c.NoFPSN = p.bool("no_fpsn")
-		s, err = NewPSNPath(c)
-	case "gapnack":
-		s, err = NewGapNACK(p.psnpath())
-	case "reps":
-		s, err = NewREPS(REPS{Buffer: p.int("buffer"), Freeze: p.dur("freeze"), NoFreeze: p.bool("no_freeze")})
-	case "plb":
-		s, err = NewPLB(PLB{
-			ECNThreshold:  p.float("ecn_threshold"),
-			Rounds:        p.int("rounds"),
-			KeepPathOnRTO: p.bool("keep_path_on_rto"),
-		})
-	default:
-		return nil, fmt.Errorf("scheme: unknown scheme %q (known: %s)", name, strings.Join(Names(), ", "))
+// Transports is the registry, in the order docs list them.
+var Transports = []Transport{
+	{Name: "ecmp", Blocks: []string{"ecmp"},
+		Paths:    "one entropy per message, so one path under ecmp switches",
+		Recovery: "retransmission timeout (host.min_rto)",
+		New:      func(p *Params) transport.Scheme { return ECMP{*p.ECMP} }},
+	{Name: "rps",
+		Paths:    "a random entropy per packet",
+		Recovery: "as ecmp",
+		New:      func(*Params) transport.Scheme { return RPS{} }},
+	{Name: "rss", Blocks: []string{"rss"},
+		Paths:    "reactive subflow spraying: rss.sigma ordered subflows, the worst rerouted every rss.tau (Ordered Chaos III)",
+		Recovery: "as ecmp",
+		New:      func(p *Params) transport.Scheme { return rssScheme{cfg: newRSSConfig(*p.RSS)} }},
+	{Name: "rss+pfld", Blocks: []string{"rss", "pfld"},
+		Paths:    "as rss",
+		Recovery: "precise fast loss detection: the receiver NACKs gaps within a subflow; tail, periodic and retransmission probes (Ordered Chaos IV)",
+		New:      func(p *Params) transport.Scheme { return pfldScheme{rss: newRSSConfig(*p.RSS), cfg: *p.PFLD} }},
+	{Name: "rss+rack", Blocks: []string{"rss", "rack"},
+		Paths:    "as rss",
+		Recovery: "RACK-TLP at the sender, per subflow (RFC 8985)",
+		New:      func(p *Params) transport.Scheme { return rackScheme{rss: newRSSConfig(*p.RSS), cfg: *p.RACK} }},
+	{Name: "psnpath", Blocks: []string{"psnpath"},
+		Paths:    "psnpath.k logical paths, PSN p on path p mod k; paths scored by ACKs and NACKs and replaced (DT-Switch)",
+		Recovery: "the receiver NACKs gaps within a path (PSN-PATH)",
+		New:      func(p *Params) transport.Scheme { return psnpathScheme{cfg: *p.PSNPath} }},
+	{Name: "gapnack", Blocks: []string{"psnpath"},
+		Paths:    "as psnpath (the same sender and path manager, the same psnpath block)",
+		Recovery: "the receiver NACKs any gap in the global PSN order: the PSN-PATH paper's baseline (multipath IRN), so cross-path reordering looks like loss",
+		New:      func(p *Params) transport.Scheme { return psnpathScheme{cfg: *p.PSNPath, gap: true} }},
+	{Name: "reps", Blocks: []string{"reps"},
+		Paths:    "sprays entropies, reusing those whose packets came back unmarked",
+		Recovery: "as ecmp",
+		New:      func(p *Params) transport.Scheme { return repsScheme{cfg: *p.REPS} }},
+	{Name: "plb", Blocks: []string{"plb"},
+		Paths:    "one entropy, changed after plb.rounds congested round trips",
+		Recovery: "as ecmp",
+		New:      func(p *Params) transport.Scheme { return plbScheme{cfg: *p.PLB} }},
+}
+
+// Names lists the transports New knows.
+func Names() []string {
+	out := make([]string, len(Transports))
+	for i, t := range Transports {
+		out[i] = t.Name
 	}
-	if p.err != nil {
-		return nil, fmt.Errorf("scheme %s: %w", name, p.err)
+	return out
+}
+
+// Lookup returns the registry entry of a transport.
+func Lookup(name string) (Transport, error) {
+	i := slices.IndexFunc(Transports, func(t Transport) bool { return t.Name == name })
+	if i < 0 {
+		return Transport{}, fmt.Errorf("scheme: %w", params.OneOf("scheme", name, Names()))
 	}
+	return Transports[i], nil
+}
+
+// Defaults returns the parameter blocks of a transport with every default
+// filled in, for a fabric whose base RTT is env.RTT.
+func Defaults(name string, env params.Env) (*Params, error) {
+	t, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	var unknown []string
-	for k := range params {
-		if !p.used[k] {
-			unknown = append(unknown, k)
+	p := &Params{}
+	for _, key := range t.Blocks {
+		b, _ := params.Find(Blocks, key)
+		params.Put(p, key, b.Defaults(env).Interface())
+	}
+	return p, nil
+}
+
+// MustDefaults is Defaults for names known to be valid (tests, benchmarks).
+func MustDefaults(name string, env params.Env) *Params {
+	p, err := Defaults(name, env)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// New returns the transport called name with its parameter blocks. Every
+// block the transport takes must be present and valid; blocks it does not
+// take are an error, so a setting cannot silently do nothing.
+func New(name string, p *Params) (transport.Scheme, error) {
+	t, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		p = &Params{}
+	}
+	var errs []error
+	for _, key := range t.Blocks {
+		v := params.Get(p, key)
+		if v == nil {
+			errs = append(errs, fmt.Errorf("the %s block is missing", key))
+			continue
+		}
+		b, _ := params.Find(Blocks, key)
+		if err := b.Validate(v); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("scheme %s: unknown parameters %s", name, strings.Join(unknown, ", "))
-	}
-	return s, nil
-}
-
-// params_ reads typed parameters, remembering the first error and which
-// keys were read.
-type params_ struct {
-	m    map[string]string
-	used map[string]bool
-	err  error
-}
-
-func (p *params_) get(k string) (string, bool) {
-	v, ok := p.m[k]
-	p.used[k] = true
-	return v, ok
-}
-
-func (p *params_) fail(k, v string, err error) {
-	if p.err == nil {
-		p.err = fmt.Errorf("parameter %s=%q: %w", k, v, err)
-	}
-}
-
-func (p *params_) int(k string) int {
-	v, ok := p.get(k)
-	if !ok {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		p.fail(k, v, err)
-	}
-	return n
-}
-
-func (p *params_) bool(k string) bool {
-	v, ok := p.get(k)
-	if !ok {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		p.fail(k, v, err)
-	}
-	return b
-}
-
-func (p *params_) float(k string) float64 {
-	v, ok := p.get(k)
-	if !ok {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		err = errors.New("not a finite number")
-	}
-	if err != nil {
-		p.fail(k, v, err)
-	}
-	return f
-}
-
-func (p *params_) dur(k string) time.Duration {
-	v, ok := p.get(k)
-	if !ok {
-		return 0
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		p.fail(k, v, err)
-	}
-	return d
-}
-
-func (p *params_) rss() RSS {
-	c := RSS{
-		Sigma:         p.int("sigma"),
-		Tau:           p.dur("tau"),
-		Jitter:        p.dur("jitter"),
-		NoFeedback:    p.dur("no_feedback"),
-		KeepPathOnRTO: p.bool("keep_path_on_rto"),
-	}
-	if v, ok := p.get("metric"); ok {
-		m, err := ParseMetric(v)
-		if err != nil {
-			p.fail("metric", v, err)
+	for _, key := range params.Present(p) {
+		if !slices.Contains(t.Blocks, key) {
+			errs = append(errs, fmt.Errorf("the %s block is not one of %s's (%s)", key, name, blockList(t.Blocks)))
 		}
-		c.Metric = m
 	}
-	return c
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("scheme %s: %w", name, err)
+	}
+	return t.New(p), nil
 }
 
-func (p *params_) psnpath() PSNPath {
-	c := PSNPath{
-		Paths:         p.int("paths"),
-		Beta:          p.float("beta"),
-		Interval:      p.dur("interval"),
-		Explore:       p.float("explore"),
-		Remove:        p.float("remove"),
-		MinSamples:    p.int("min_samples"),
-		BitmapBits:    p.int("bitmap_bits"),
-		NoPathManager: p.bool("no_path_manager"),
-		KeepPathOnRTO: p.bool("keep_path_on_rto"),
+func blockList(keys []string) string {
+	if len(keys) == 0 {
+		return "it takes none"
 	}
-	if v, ok := p.get("base_ev"); ok {
-		n, err := strconv.ParseUint(v, 10, 16)
-		if err != nil {
-			p.fail("base_ev", v, err)
+	return strings.Join(keys, ", ")
+}
+
+// SetParam sets one parameter of transport name's blocks in p from text,
+// as a command line gives it: "rss.sigma" names the block, a bare "sigma"
+// is looked up among the blocks the transport takes.
+func SetParam(p *Params, name, key, text string, env params.Env) error {
+	t, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	block, field, qualified := strings.Cut(key, ".")
+	if !qualified {
+		field, block = key, ""
+		var owners []string
+		for _, k := range t.Blocks {
+			b, _ := params.Find(Blocks, k)
+			if slices.Contains(b.Names(), field) {
+				owners = append(owners, k)
+			}
 		}
-		c.BaseEV, c.FixedBase = uint16(n), true
+		switch len(owners) {
+		case 0:
+			return fmt.Errorf("%s takes no parameter %q (blocks: %s)", name, key, blockList(t.Blocks))
+		case 1:
+			block = owners[0]
+		default:
+			return fmt.Errorf("%q is a parameter of several blocks of %s; write one of %s.%s", key, name, strings.Join(owners, ", "), field)
+		}
 	}
-	return c
+	if !slices.Contains(t.Blocks, block) {
+		return fmt.Errorf("%s does not take the %s block (blocks: %s)", name, block, blockList(t.Blocks))
+	}
+	b, _ := params.Find(Blocks, block)
+	v := params.Get(p, block)
+	if v == nil {
+		v = b.Defaults(env).Interface()
+		params.Put(p, block, v)
+	}
+	return b.Set(v, field, text, env)
 }

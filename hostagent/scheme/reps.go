@@ -1,15 +1,12 @@
 package scheme
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// REPS is Recycled Entropy Packet Spraying (Bonato et al., EuroSys '26),
+// repsScheme is Recycled Entropy Packet Spraying (Bonato et al., EuroSys '26),
 // an Ordered Chaos baseline: every packet gets its own EV, as in rps, but
 // EVs whose ACK came back without a CE mark are kept in a small ring and
 // reused, one packet each, so traffic concentrates on paths that delivered
@@ -17,7 +14,7 @@ import (
 // A CE-marked ACK drops its EV. When the retransmission timer expires
 // REPS freezes: for a while it stops exploring (a random EV may hit the
 // failure that caused the timeout) and cycles through the EVs in the ring
-// without consuming them. Zero fields take the defaults. Loss recovery is
+// without consuming them. Loss recovery is
 // by RTO, as for rps.
 //
 // Choices the sources leave open, and what is done here:
@@ -30,42 +27,7 @@ import (
 //     (backoff included); another timeout during it restarts it. With the
 //     ring empty while frozen, the sender still has to explore.
 //   - Retransmissions choose their EV like new packets.
-type REPS struct {
-	// Buffer is the number of recycled EVs kept (default 8).
-	Buffer int
-	// Freeze is how long freezing lasts after a timeout (default: the RTO
-	// at that moment).
-	Freeze time.Duration
-	// NoFreeze disables freezing (ablation).
-	NoFreeze bool
-}
-
-// DefaultREPSBuffer is the default size of the EV ring.
-const DefaultREPSBuffer = 8
-
-func (c REPS) withDefaults() (REPS, error) {
-	if c.Buffer == 0 {
-		c.Buffer = DefaultREPSBuffer
-	}
-	switch {
-	case c.Buffer < 1 || c.Buffer > 1<<16:
-		return c, fmt.Errorf("scheme: reps: buffer of %d EVs: want 1..65536", c.Buffer)
-	case c.Freeze < 0:
-		return c, fmt.Errorf("scheme: reps: negative freeze time %v", c.Freeze)
-	}
-	return c, nil
-}
-
-// NewREPS returns the reps scheme, validated, defaults filled in.
-func NewREPS(c REPS) (transport.Scheme, error) {
-	c, err := c.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return repsScheme{cfg: c}, nil
-}
-
-type repsScheme struct{ cfg REPS }
+type repsScheme struct{ cfg REPSParams }
 
 func (repsScheme) Name() string { return "reps" }
 
@@ -79,7 +41,7 @@ func (repsScheme) NewReceiver(transport.ReceiverEnv, *wire.Packet) transport.Rec
 
 type repsSender struct {
 	env         transport.SenderEnv
-	cfg         REPS
+	cfg         REPSParams
 	ring        []uint16
 	start, n    int // oldest entry, entries held
 	cursor      int // frozen: next entry to reuse, counted from start

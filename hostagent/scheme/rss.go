@@ -1,7 +1,6 @@
 package scheme
 
 import (
-	"fmt"
 	"math/bits"
 	"time"
 
@@ -10,63 +9,22 @@ import (
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
-// RSS is Reactive Subflow Spraying. Zero fields take the defaults.
-type RSS struct {
-	// Sigma is the number of subflows, a power of two (default 16).
-	Sigma int
-	// Tau is the rerouting interval (default 15 µs, about one RTT in the
-	// paper's fabric; set it to a small multiple of the RTT).
-	Tau time.Duration
-	// Jitter is the largest random addition to each interval (default
-	// Tau/10); it keeps flows from rerouting in lockstep.
-	Jitter time.Duration
-	// Metric picks the worst subflow (default mean RTT).
-	Metric Metric
-	// NoFeedback, if set, reroutes a subflow that has sent but heard no
-	// feedback on its current EV for this long.
-	NoFeedback time.Duration
-	// KeepPathOnRTO keeps subflows on their EVs when the retransmission
-	// timer expires (by default the timed-out subflows are rerouted).
-	KeepPathOnRTO bool
+// rssConfig is an RSS configuration ready to run: RSSParams (validated by
+// New) with its metric parsed.
+type rssConfig struct {
+	RSSParams
+	metric Metric
 }
 
-// Defaults (Ordered Chaos, section V-A2).
-const (
-	DefaultSigma = 16
-	DefaultTau   = 15 * time.Microsecond
-)
-
-func (c RSS) withDefaults() (RSS, error) {
-	if c.Sigma == 0 {
-		c.Sigma = DefaultSigma
-	}
-	if c.Tau == 0 {
-		c.Tau = DefaultTau
-	}
-	if c.Jitter == 0 {
-		c.Jitter = c.Tau / 10
-	}
-	switch {
-	case c.Sigma < 1 || c.Sigma > 1<<wire.MaxSubflowBit || c.Sigma&(c.Sigma-1) != 0:
-		return c, fmt.Errorf("scheme: rss: sigma %d is not a power of two in 1..%d", c.Sigma, 1<<wire.MaxSubflowBit)
-	case c.Tau < 0 || c.Jitter < 0 || c.NoFeedback < 0:
-		return c, fmt.Errorf("scheme: rss: negative interval (tau %v, jitter %v, no-feedback %v)", c.Tau, c.Jitter, c.NoFeedback)
-	case int(c.Metric) >= len(metricNames):
-		return c, fmt.Errorf("scheme: rss: unknown metric %d", c.Metric)
-	}
-	return c, nil
-}
-
-// NewRSS returns the rss scheme, validated, defaults filled in.
-func NewRSS(c RSS) (transport.Scheme, error) {
-	c, err := c.withDefaults()
+func newRSSConfig(p RSSParams) rssConfig {
+	m, err := ParseMetric(p.Metric)
 	if err != nil {
-		return nil, err
+		panic(err) // New validated the enum
 	}
-	return rssScheme{cfg: c}, nil
+	return rssConfig{RSSParams: p, metric: m}
 }
 
-type rssScheme struct{ cfg RSS }
+type rssScheme struct{ cfg rssConfig }
 
 func (rssScheme) Name() string { return "rss" }
 
@@ -97,8 +55,8 @@ type subflow struct {
 // rssSender is the sending side of rss and, with pfld set, rss+pfld.
 type rssSender struct {
 	env      transport.SenderEnv
-	cfg      RSS
-	pfld     *PFLD
+	cfg      rssConfig
+	pfld     *PFLDParams
 	bits     uint8
 	mask     uint32
 	subs     []subflow
@@ -107,7 +65,7 @@ type rssSender struct {
 	h        history
 }
 
-func newRSSSender(env transport.SenderEnv, cfg RSS, pfld *PFLD) *rssSender {
+func newRSSSender(env transport.SenderEnv, cfg rssConfig, pfld *PFLDParams) *rssSender {
 	s := &rssSender{env: env, cfg: cfg, pfld: pfld, subs: make([]subflow, cfg.Sigma)}
 	s.bits = uint8(bits.TrailingZeros(uint(cfg.Sigma)))
 	s.mask = uint32(cfg.Sigma - 1)
@@ -186,7 +144,7 @@ func (s *rssSender) rerouteWorst(now clock.Time) {
 		if c.n == 0 {
 			continue
 		}
-		if v := s.cfg.Metric.value(c); worst < 0 || v > wv {
+		if v := s.cfg.metric.value(c); worst < 0 || v > wv {
 			worst, wv = i, v
 		}
 	}
@@ -257,7 +215,7 @@ func (s *rssSender) checkNoFeedback() {
 }
 
 func (s *rssSender) StateBytes() int {
-	per := 2 + s.cfg.Metric.stateBytes() // EV + accumulators
+	per := 2 + s.cfg.metric.stateBytes() // EV + accumulators
 	if s.pfld != nil {
 		per += 4 + 1 // last PSN of the section, periodic-probe counter
 	}

@@ -3,6 +3,7 @@ package scheme
 import (
 	"iter"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
 func TestBitmap(t *testing.T) {
@@ -143,7 +145,7 @@ func TestRSSReroutesWorst(t *testing.T) {
 		want   int
 	}{{MeanRTT, 2}, {ECNFraction, 1}, {MaxRTT, 3}} {
 		env := newEnv()
-		s := newRSSSender(env, RSS{Sigma: 4, Tau: 10 * time.Microsecond, Metric: c.metric}, nil)
+		s := newRSSSender(env, rssConfig{RSSParams: RSSParams{Sigma: 4, Tau: 10 * time.Microsecond, Jitter: time.Microsecond}, metric: c.metric}, nil)
 		before := []uint16{s.subs[0].ev, s.subs[1].ev, s.subs[2].ev, s.subs[3].ev}
 		for i, ev := range before {
 			if ev&3 != uint16(i) {
@@ -187,11 +189,10 @@ func TestRSSReroutesWorst(t *testing.T) {
 func TestPFLDSender(t *testing.T) {
 	env := newEnv()
 	env.next = 0x2FFFE // sections start just below a 16-bit boundary
-	cfg, err := PFLD{RSS: RSS{Sigma: 4}, Periodic: 2, PeriodicAnyRate: true}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newRSSSender(env, cfg.RSS, &cfg)
+	p := MustDefaults("rss+pfld", testEnv)
+	p.RSS.Sigma, p.PFLD.Periodic, p.PFLD.PeriodicAnyRate = 4, 2, true
+	cfg := *p.PFLD
+	s := newRSSSender(env, newRSSConfig(*p.RSS), &cfg)
 	// Initial EVs are the low bits of each subflow's first PSN.
 	if diff := cmp.Diff([]uint16{0x0000, 0x0001, 0xFFFE, 0xFFFF}, []uint16{s.subs[0].ev, s.subs[1].ev, s.subs[2].ev, s.subs[3].ev}); diff != "" {
 		t.Fatalf("initial EVs (-want +got):\n%s", diff)
@@ -245,21 +246,55 @@ func TestPFLDSender(t *testing.T) {
 	}
 }
 
+// testEnv is the base RTT of the registry tests: the paper's fabric, where
+// the default tau of 2 RTTs is Ordered Chaos's 15 us.
+var testEnv = params.Env{RTT: 7500 * time.Nanosecond}
+
+// withParams returns the transport's default blocks with key=value
+// settings applied as a command line gives them.
+func withParams(name string, kv map[string]string) (*Params, error) {
+	p, err := Defaults(name, testEnv)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := SetParam(p, name, k, kv[k], testEnv); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// newWith is New over withParams.
+func newWith(name string, kv map[string]string) (transport.Scheme, error) {
+	p, err := withParams(name, kv)
+	if err != nil {
+		return nil, err
+	}
+	return New(name, p)
+}
+
 func TestRegistry(t *testing.T) {
 	for _, name := range Names() {
-		s, err := New(name, nil)
+		s, err := New(name, MustDefaults(name, testEnv))
 		if err != nil || s.Name() != name {
 			t.Errorf("New(%q) = %v, %v", name, s, err)
 		}
 	}
-	s, err := New("rss+pfld", map[string]string{"sigma": "8", "tau": "30us", "metric": "ecn-fraction", "bitmap_bits": "1024", "periodic": "-1"})
+	s, err := newWith("rss+pfld", map[string]string{"sigma": "8", "tau": "30us", "metric": "ecn-fraction", "bitmap_bits": "1024", "periodic": "off"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.(pfldScheme).cfg
-	if got.RSS.Sigma != 8 || got.RSS.Tau != 30*time.Microsecond || got.RSS.Jitter != 3*time.Microsecond ||
-		got.RSS.Metric != ECNFraction || got.BitmapBits != 1024 || got.Periodic != -1 {
-		t.Errorf("parsed %+v", got)
+	ps := s.(pfldScheme)
+	got := ps.cfg
+	if ps.rss.Sigma != 8 || ps.rss.Tau != 30*time.Microsecond || ps.rss.Jitter != testEnv.RTT/10 ||
+		ps.rss.metric != ECNFraction || got.BitmapBits != 1024 || got.Periodic != 0 {
+		t.Errorf("parsed %+v %+v", ps.rss, got)
 	}
 	for _, bad := range []struct {
 		name string
@@ -273,17 +308,49 @@ func TestRegistry(t *testing.T) {
 		{"rss+pfld", map[string]string{"bitmap_bits": "100"}},
 		{"ecmp", map[string]string{"tau": "1us"}},
 	} {
-		if _, err := New(bad.name, bad.p); err == nil {
+		if _, err := newWith(bad.name, bad.p); err == nil {
 			t.Errorf("New(%q, %v) accepted", bad.name, bad.p)
+		}
+	}
+	// Blocks given over the wire are checked as strictly as files.
+	p := MustDefaults("rss", testEnv)
+	p.RSS.Sigma = 12
+	if _, err := New("rss", p); err == nil {
+		t.Error("New accepted sigma 12 in a block")
+	}
+	p = MustDefaults("rss", testEnv)
+	p.PFLD = &PFLDParams{}
+	if _, err := New("rss", p); err == nil {
+		t.Error("New accepted a block rss does not take")
+	}
+	if _, err := New("rss", &Params{}); err == nil {
+		t.Error("New accepted rss without its block")
+	}
+}
+
+func TestBlocksDeclared(t *testing.T) {
+	for _, b := range Blocks {
+		if err := b.CheckDefaults(testEnv); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tr := range Transports {
+		for _, k := range tr.Blocks {
+			if _, ok := params.Find(Blocks, k); !ok {
+				t.Errorf("%s takes block %q, which is not declared", tr.Name, k)
+			}
+		}
+		if tr.Paths == "" || tr.Recovery == "" {
+			t.Errorf("%s is not documented", tr.Name)
 		}
 	}
 }
 
 func TestStateBytes(t *testing.T) {
 	env := newEnv()
-	cfg, _ := PFLD{}.withDefaults()
-	s := newRSSSender(env, cfg.RSS, &cfg)
-	r := pfldScheme{cfg}.NewReceiver(&nackEnv{}, &wire.Packet{})
+	p := MustDefaults("rss+pfld", testEnv)
+	s := newRSSSender(env, newRSSConfig(*p.RSS), p.PFLD)
+	r := pfldScheme{rss: newRSSConfig(*p.RSS), cfg: *p.PFLD}.NewReceiver(&nackEnv{}, &wire.Packet{})
 	// 16 subflows x (EV 2 + count 2 + RTT sum 4 + last PSN 4 + counter 1)
 	// + deadline 4; receiver: 512 bits + base PSN.
 	if s.StateBytes() != 16*13+4 || r.StateBytes() != 68 {

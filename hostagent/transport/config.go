@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/wire"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
-// Config configures an Endpoint. Zero fields take the defaults below.
+// Config configures an Endpoint. Zero fields take the defaults: those of
+// HostParams (taken at BaseRTT) and the constants below.
 type Config struct {
 	// Scheme picks paths and adds loss detection. Required.
 	Scheme Scheme
@@ -21,15 +23,18 @@ type Config struct {
 	// Overhead is the link bytes each datagram costs beyond its UDP
 	// payload, for pacing (default 42: Ethernet, IPv4, UDP).
 	Overhead int
-	// Window caps the DATA payload bytes in flight per flow (default
-	// 256 KiB). Keep Window/MaxSegment below a PFLD bitmap's size.
+	// Window caps the DATA payload bytes in flight per flow (default:
+	// HostParams). Keep Window/MaxSegment below a PFLD bitmap's size.
 	Window int
 	// MaxSegment is the payload bytes per DATA packet (default and
 	// maximum: the conn's MaxPayload less the DATA header).
 	MaxSegment int
-	// InitialRTO is used before the first RTT sample (default 10 ms).
+	// BaseRTT is the fabric's idle round trip, the unit of the
+	// RTT-relative defaults (default NominalBaseRTT).
+	BaseRTT time.Duration
+	// InitialRTO is used before the first RTT sample (default: HostParams).
 	InitialRTO time.Duration
-	// MinRTO and MaxRTO bound the RTO (defaults 1 ms and 1 s).
+	// MinRTO and MaxRTO bound the RTO (defaults: HostParams, and 1 s).
 	MinRTO, MaxRTO time.Duration
 	// RTOGranularity rounds the retransmission timer's deadlines up to a
 	// multiple of itself (default MinRTO/4), so packets lost back to back
@@ -50,9 +55,6 @@ type Config struct {
 // Defaults.
 const (
 	DefaultOverhead    = 14 + 20 + 8
-	DefaultWindow      = 256 << 10
-	DefaultInitialRTO  = 10 * time.Millisecond
-	DefaultMinRTO      = time.Millisecond
 	DefaultMaxRTO      = time.Second
 	DefaultMaxRecvSpan = 1 << 20
 )
@@ -75,12 +77,19 @@ func (c *Config) fill(maxPayload int) error {
 			*v = d
 		}
 	}
+	if c.BaseRTT < 0 {
+		return fmt.Errorf("transport: config: negative base RTT %v", c.BaseRTT)
+	}
+	if c.BaseRTT == 0 {
+		c.BaseRTT = NominalBaseRTT
+	}
+	host := DefaultHost(params.Env{RTT: c.BaseRTT})
 	def(&c.Overhead, DefaultOverhead)
-	def(&c.Window, DefaultWindow)
+	def(&c.Window, int(host.Window))
 	def(&c.MaxSegment, min(seg, wire.MaxPayload))
 	def(&c.MaxRecvSpan, DefaultMaxRecvSpan)
-	defDur(&c.InitialRTO, DefaultInitialRTO)
-	defDur(&c.MinRTO, DefaultMinRTO)
+	defDur(&c.InitialRTO, host.InitialRTO)
+	defDur(&c.MinRTO, host.MinRTO)
 	defDur(&c.MaxRTO, DefaultMaxRTO)
 	defDur(&c.RTOGranularity, max(c.MinRTO/4, 1))
 	switch {

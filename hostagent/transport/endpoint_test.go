@@ -59,7 +59,8 @@ func newEndpoint(t testing.TB) (*transport.Endpoint, *wireConn, *clock.Virtual) 
 	t.Helper()
 	clk := clock.NewVirtual()
 	conn := &wireConn{addr: netip.MustParseAddr("192.0.2.1")}
-	ep, err := transport.NewEndpoint(transport.Config{Scheme: fixedScheme{}, MinRTO: time.Millisecond}, clk, conn)
+	// A 10 ms initial RTO (the base RTT of a slow fabric), 1 ms minimum.
+	ep, err := transport.NewEndpoint(transport.Config{Scheme: fixedScheme{}, MinRTO: time.Millisecond, InitialRTO: 10 * time.Millisecond}, clk, conn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestRTOBackoff(t *testing.T) {
 		}
 		times = append(times, clk.Now())
 	}
-	// Initial RTO 10 ms (default, no sample yet), then doubling, rounded
+	// Initial RTO 10 ms (no sample yet), then doubling, rounded
 	// up to the 250 µs timer granularity.
 	want := []clock.Time{10e6, 30e6, 70e6, 150e6}
 	for i := range want {

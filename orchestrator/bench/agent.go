@@ -12,6 +12,7 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
@@ -154,7 +155,7 @@ func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme string, bytes 
 		}
 	}()
 	cfg := control.Configure{Scheme: scheme, Transport: control.Transport{
-		MinRTONs: int64(250 * time.Millisecond), InitialRTONs: int64(250 * time.Millisecond),
+		HostParams: transport.HostParams{MinRTO: 250 * time.Millisecond, InitialRTO: 250 * time.Millisecond},
 	}}
 	for i, ns := range []string{src, dst} {
 		h, err := agent.Start(ctx, agent.Options{Namespace: ns})

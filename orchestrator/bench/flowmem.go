@@ -10,6 +10,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
 // flowMsg is the size of the one message every measured flow carries.
@@ -83,7 +84,7 @@ func FlowHeap(name string, flows int) (float64, error) {
 	if flows < 1 {
 		return 0, fmt.Errorf("bench: flow heap: %d flows", flows)
 	}
-	sch, err := scheme.New(name, nil)
+	sch, err := scheme.New(name, scheme.MustDefaults(name, params.Env{RTT: transport.NominalBaseRTT}))
 	if err != nil {
 		return 0, err
 	}

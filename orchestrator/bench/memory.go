@@ -13,6 +13,8 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/harness"
 	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -136,7 +138,7 @@ func bareUp(ctx context.Context, topo *topology.Topology, name func(string) stri
 // (ReceiverScheme/SenderScheme StateBytes), not the transport's; FlowHeap
 // measures the whole flow.
 func FlowState(name string, flows int) (rx, tx float64, err error) {
-	sch, err := scheme.New(name, nil)
+	sch, err := scheme.New(name, scheme.MustDefaults(name, params.Env{RTT: transport.NominalBaseRTT}))
 	if err != nil {
 		return 0, 0, err
 	}

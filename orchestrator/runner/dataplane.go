@@ -22,14 +22,6 @@ func dataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
 	}
 	dp.EdgePolicy = policy(scenario.LayerEdge, scenario.LayerLeaf)
 	dp.AggPolicy = policy(scenario.LayerAgg)
-	if c.Ofan != nil {
-		dp.AckThreshold = int(c.Ofan.AckThreshold)
-	}
-	if c.POfan != nil {
-		dp.PipeSize = c.POfan.Pipe
-	}
-	if c.AR != nil {
-		dp.ARQuantum = int(c.AR.Quantum)
-	}
+	dp.SetPolicyParams(c.PolicyParams)
 	return dp.WithDefaults()
 }

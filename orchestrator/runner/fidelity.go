@@ -9,6 +9,7 @@ import (
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // judge gathers a finished run's fidelity inputs and gives its verdict.
@@ -48,7 +49,7 @@ func rateChanged(run *scenario.Run) map[string]bool {
 // link goes down (rerouting around it moves an EV to another path).
 func orderChecked(cfg *scenario.Config, run *scenario.Run) bool {
 	for _, p := range cfg.Policy {
-		if p != scenario.ECMP {
+		if pol, err := switchd.LookupPolicy(string(p)); err != nil || !pol.PerFlow {
 			return false
 		}
 	}

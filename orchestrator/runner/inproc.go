@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
@@ -256,54 +255,18 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 }
 
 // configureOf is the configure command for a cell: its transport scheme
-// with the cell's parameters, and the host settings.
+// with the cell's parameter blocks, and the host settings.
 func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
-	params := map[string]string{}
-	d := func(v time.Duration) string { return v.String() }
-	if c.RSS != nil {
-		params["sigma"] = strconv.Itoa(c.RSS.Sigma)
-		params["tau"] = d(c.RSS.Tau)
-		params["jitter"] = d(c.RSS.Jitter)
-		params["metric"] = c.RSS.Metric
-		if c.RSS.NoFeedback > 0 {
-			params["no_feedback"] = d(c.RSS.NoFeedback)
-		}
-	}
-	if c.PFLD != nil {
-		params["bitmap_bits"] = strconv.Itoa(c.PFLD.BitmapBits)
-		params["periodic"] = strconv.Itoa(c.PFLD.Periodic)
-		if c.PFLD.Periodic == 0 {
-			params["periodic"] = "-1" // off
-		}
-	}
-	if c.RACK != nil && c.RACK.ReoWnd > 0 {
-		params["reo_wnd"] = d(c.RACK.ReoWnd)
-	}
-	if c.PSNPath != nil { // psnpath and gapnack: the keys both schemes take
-		params["paths"] = strconv.Itoa(c.PSNPath.K)
-		params["beta"] = strconv.FormatFloat(c.PSNPath.Beta, 'g', -1, 64)
-		params["explore"] = strconv.FormatFloat(c.PSNPath.ExploreThreshold, 'g', -1, 64)
-		params["remove"] = strconv.FormatFloat(c.PSNPath.RemoveThreshold, 'g', -1, 64)
-		params["interval"] = d(c.PSNPath.Interval)
-	}
-	if c.PLB != nil {
-		params["ecn_threshold"] = strconv.FormatFloat(c.PLB.Threshold, 'g', -1, 64)
-		params["rounds"] = strconv.Itoa(c.PLB.Rounds)
-	}
-	if c.REPS != nil {
-		params["buffer"] = strconv.Itoa(c.REPS.Cache)
-	}
-	t := c.Topo()
-	pacing := c.Host.Pacing
-	if pacing == 0 && len(t.Hosts()) > 0 {
+	p := c.Params // the blocks are the cell's, already resolved and checked
+	host := c.Host
+	if t := c.Topo(); host.Pacing == 0 && len(t.Hosts()) > 0 {
 		h := t.Hosts()[0]
-		pacing = t.Links[h.Ports[0].Link].Up.RateBps // line rate
+		host.Pacing = t.Links[h.Ports[0].Link].Up.RateBps // line rate
 	}
 	conf := &control.Configure{
-		Scheme: string(c.Transport), Params: params,
+		Scheme: string(c.Transport), Params: &p,
 		Transport: control.Transport{
-			PacingBps: pacing, WindowBytes: c.Host.Window, MinRTONs: int64(c.Host.MinRTO), InitialRTONs: int64(c.Host.InitialRTO),
-			MTU: c.Fabric().MTU, Seed: seed,
+			HostParams: host, BaseRTTNs: int64(c.BaseRTT), MTU: c.Fabric().MTU, Seed: seed,
 		},
 	}
 	if err := conf.Transport.Validate(); err != nil {

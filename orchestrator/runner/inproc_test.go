@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/google/go-cmp/cmp"
 )
@@ -33,9 +36,8 @@ func TestConfigureOfEveryTransport(t *testing.T) {
 	}
 }
 
-// TestConfigureOfGapNACK: a gapnack cell gets the psnpath block's
-// parameters under the keys the gapnack scheme takes (which are psnpath's
-// without max_walk and no_fpsn).
+// TestConfigureOfGapNACK: a gapnack cell gets the psnpath block, the same
+// typed values as a psnpath cell, and the scheme takes them.
 func TestConfigureOfGapNACK(t *testing.T) {
 	sc := loadScenario(t, `
 topology: {kind: fattree, k: 4}
@@ -44,7 +46,6 @@ psnpath: {k: 8, beta: 5, explore_threshold: 0.9, remove_threshold: 0.5, interval
 compare:
   transport: [psnpath, gapnack]
 `)
-	want := map[string]string{"paths": "8", "beta": "5", "explore": "0.9", "remove": "0.5", "interval": "2ms"}
 	var schemes []string
 	for _, cell := range sc.Cells {
 		conf, err := configureOf(cell.Config, 1)
@@ -52,8 +53,12 @@ compare:
 			t.Fatal(err)
 		}
 		schemes = append(schemes, conf.Scheme)
-		if diff := cmp.Diff(want, conf.Params); diff != "" {
-			t.Errorf("%s: params (-want +got):\n%s", cell.Name, diff)
+		p := conf.Params.PSNPath
+		if p == nil || p.Paths != 8 || p.Beta != 5 || p.Explore != 0.9 || p.Remove != 0.5 || p.Interval != 2*time.Millisecond {
+			t.Errorf("%s: psnpath block %+v", cell.Name, p)
+		}
+		if got := params.Present(conf.Params); !slices.Equal(got, []string{"psnpath"}) {
+			t.Errorf("%s: blocks %v, want only psnpath", cell.Name, got)
 		}
 		if _, err := scheme.New(conf.Scheme, conf.Params); err != nil {
 			t.Errorf("%s: %v", cell.Name, err)
@@ -61,11 +66,5 @@ compare:
 	}
 	if diff := cmp.Diff([]string{"psnpath", "gapnack"}, schemes); diff != "" {
 		t.Errorf("schemes (-want +got):\n%s", diff)
-	}
-	for _, k := range []string{"max_walk", "no_fpsn"} {
-		p := map[string]string{k: "1"}
-		if _, err := scheme.New("gapnack", p); err == nil {
-			t.Errorf("gapnack takes %s; the psnpath block could pass it on", k)
-		}
 	}
 }

@@ -32,7 +32,7 @@ type pathMap struct {
 // seed, or nil when its edge switches do not run ECMP or its topology is
 // unknown.
 func newPathMap(cfg *scenario.Config, seed uint64) *pathMap {
-	if cfg == nil || cfg.Topo() == nil || dataPlaneOf(cfg, seed).EdgePolicy != string(scenario.ECMP) {
+	if cfg == nil || cfg.Topo() == nil || dataPlaneOf(cfg, seed).EdgePolicy != switchd.ECMP {
 		return nil
 	}
 	t := cfg.Topo()
@@ -84,10 +84,9 @@ func (m *pathMap) uplink(host, peer string, ev uint16) (uplink, uplinks int) {
 	return bpf.NthValid(valid, bpf.FlowHash(s, d, ports, protoUDP, seed)), len(tab.Uplinks)
 }
 
-// rssFamily reports whether a transport is RSS or one of its variants.
-func rssFamily(t scenario.Transport) bool {
-	return t == scenario.RSS || t == scenario.RSSPFLD || t == scenario.RSSRACK
-}
+// rssFamily reports whether a cell's transport is RSS or one of its
+// variants: one that reads the rss block.
+func rssFamily(cfg *scenario.Config) bool { return cfg.RSS != nil }
 
 // pathCells lists the summarized cells (in the summary's order) whose
 // paths plot is drawn: ECMP at the edge and an RSS-family transport.
@@ -102,7 +101,7 @@ func pathCells(meta *RunMeta, sum *Summary) []string {
 	var out []string
 	for _, c := range plotCells(sum) {
 		cfg := cfgs[c]
-		if cfg != nil && rssFamily(cfg.Transport) && dataPlaneOf(cfg, 1).EdgePolicy == string(scenario.ECMP) {
+		if cfg != nil && rssFamily(cfg) && dataPlaneOf(cfg, 1).EdgePolicy == switchd.ECMP {
 			out = append(out, c)
 		}
 	}

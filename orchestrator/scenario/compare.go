@@ -68,7 +68,7 @@ func subFields(top string) []string {
 		return faultFields
 	}
 	if b, ok := blockFor(top); ok {
-		return paramNames(b.typ)
+		return b.Names()
 	}
 	return nil
 }

@@ -2,10 +2,10 @@ package scenario
 
 import (
 	"fmt"
-	"reflect"
 	"regexp"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
@@ -31,12 +31,12 @@ var topHints = map[string]string{
 
 // Defaults of the top-level fields.
 const (
-	DefaultDataPlane   = Shaped
-	DefaultPolicy      = ECMP
-	DefaultTransport   = TransportECMP
-	DefaultRepetitions = 1
-	DefaultSeed        = 1
-	DefaultTimeout     = 60 * time.Second
+	DefaultDataPlane              = Shaped
+	DefaultPolicy      PolicyName = "ecmp"
+	DefaultTransport   Transport  = "ecmp"
+	DefaultRepetitions            = 1
+	DefaultSeed                   = 1
+	DefaultTimeout                = 60 * time.Second
 	// DefaultSize is the message size when a workload gives none: Ofan's
 	// default permutation message (section 6).
 	DefaultSize = "1MiB"
@@ -225,36 +225,16 @@ func (l *loader) wide(nodes map[string]*yaml.Node, w *yamldoc.Walker, scalar fun
 // blocks decodes the parameter blocks and keeps those the cell's policy
 // and transport use.
 func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[string]bool, pr *yamldoc.Problems) {
-	uses := map[string]bool{
-		"ofan":    cfg.Policy.Uses(Ofan) || cfg.Policy.Uses(POfan),
-		"pofan":   cfg.Policy.Uses(POfan),
-		"ar":      cfg.Policy.Uses(AR),
-		"rss":     cfg.Transport == RSS || cfg.Transport == RSSPFLD || cfg.Transport == RSSRACK,
-		"pfld":    cfg.Transport == RSSPFLD,
-		"rack":    cfg.Transport == RSSRACK,
-		"psnpath": cfg.Transport == PSNPath || cfg.Transport == GapNACK,
-		"plb":     cfg.Transport == PLB,
-		"reps":    cfg.Transport == REPS,
-		"host":    true,
-	}
-	targets := map[string]any{
-		"ofan": &cfg.Ofan, "pofan": &cfg.POfan, "ar": &cfg.AR, "rss": &cfg.RSS, "pfld": &cfg.PFLD,
-		"rack": &cfg.RACK, "psnpath": &cfg.PSNPath, "plb": &cfg.PLB, "reps": &cfg.REPS,
-	}
+	uses := usedBlocks(cfg)
 	for _, b := range blocks {
-		n := nodes[b.key]
+		n := nodes[b.Key]
 		w := yamldoc.NewWalker(n)
-		v := decodeBlock(b, n, w, paramEnv{rtt: cfg.BaseRTT}) // always, so mistakes in unused blocks are reported too
-		pr.AddAll(b.key, w.Problems())
-		used[b.key] = uses[b.key]
-		if !uses[b.key] {
-			continue
+		v := b.Decode(n, w, params.Env{RTT: cfg.BaseRTT}) // always, so mistakes in unused blocks are reported too
+		pr.AddAll(b.Key, w.Problems())
+		used[b.Key] = uses[b.Key]
+		if uses[b.Key] {
+			setBlock(cfg, b.Key, v.Interface())
 		}
-		if b.key == "host" {
-			cfg.Host = *v.Interface().(*HostParams)
-			continue
-		}
-		reflect.ValueOf(targets[b.key]).Elem().Set(v)
 	}
 }
 

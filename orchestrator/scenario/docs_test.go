@@ -1,13 +1,14 @@
 package scenario
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"github.com/google/go-cmp/cmp"
 )
@@ -45,11 +46,9 @@ func TestDocsListEverything(t *testing.T) {
 		}
 	}
 	for _, b := range blocks {
-		for i := range b.typ.NumField() {
-			f := b.typ.Field(i)
-			name, def := f.Tag.Get("yaml"), f.Tag.Get("default")
-			if !row("| `"+b.key+"` | `"+name+"` |", "| `"+def+"` |") {
-				t.Errorf("%s.%s is not in a table row with its default `%s`", b.key, name, def)
+		for _, f := range b.Fields() {
+			if !row("| `"+b.Key+"` | `"+f.Key+"` |", "| `"+f.Default+"` |") {
+				t.Errorf("%s.%s is not in a table row with its default `%s`", b.Key, f.Key, f.Default)
 			}
 		}
 	}
@@ -122,19 +121,38 @@ func TestDocsErrorExample(t *testing.T) {
 // bounds; a mistake here would only show up when a block is left out.
 func TestDocsMatchStructTags(t *testing.T) {
 	for _, b := range blocks {
-		v := newDefaults(b.typ, paramEnv{rtt: fallbackRTT}).Elem()
-		for i := range b.typ.NumField() {
-			if err := checkParam(b.typ.Field(i), v.Field(i)); err != nil {
-				t.Errorf("%s.%s: default: %v", b.key, b.typ.Field(i).Tag.Get("yaml"), err)
-			}
-		}
-		if c, ok := v.Addr().Interface().(interface{ check() (string, string) }); ok {
-			if _, msg := c.check(); msg != "" {
-				t.Errorf("%s defaults: %s", b.key, msg)
-			}
-		}
-		if reflect.DeepEqual(v.Interface(), reflect.Zero(b.typ).Interface()) && b.typ.NumField() > 0 && b.key != "rack" {
-			t.Errorf("%s: defaults are all zero", b.key)
+		if err := b.CheckDefaults(params.Env{RTT: fallbackRTT}); err != nil {
+			t.Error(err)
 		}
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite the generated sections of docs/scenarios.md")
+
+// TestDocsGenerated: the sections of docs/scenarios.md written from the
+// registries are what the registries say now.
+func TestDocsGenerated(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "scenarios.md")
+	doc := readDocs(t)
+	out := doc
+	for name, text := range DocSections() {
+		begin := "<!-- generated: " + name + " -->\n"
+		i := strings.Index(out, begin)
+		j := strings.Index(out[max(i, 0):], "<!-- end generated -->")
+		if i < 0 || j < 0 {
+			t.Errorf("docs/scenarios.md has no generated section %q", name)
+			continue
+		}
+		out = out[:i+len(begin)] + text + out[i+j:]
+	}
+	if out == doc {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/scenarios.md is behind the registries: run go test ./orchestrator/scenario -run TestDocsGenerated -update")
 }

@@ -95,9 +95,9 @@ func TestErrors(t *testing.T) {
 			want: []string{`s.yaml:4:1: psnpath: no cell uses it: it configures the psnpath and gapnack transports, and the scenario runs transport rss; remove it, or compare a transport that uses it`},
 		},
 		{
-			name: "max_walk is not a scenario parameter (nor one gapnack takes)",
-			src:  k4 + perm + "transport: gapnack\npsnpath: {max_walk: 2}\n",
-			want: []string{`s.yaml:4:11: psnpath.max_walk: unknown field "max_walk" (valid: k, beta, explore_threshold, remove_threshold, interval)`},
+			name: "an unknown psnpath parameter lists every one the scheme takes",
+			src:  k4 + perm + "transport: gapnack\npsnpath: {max_wlk: 2}\n",
+			want: []string{`s.yaml:4:11: psnpath.max_wlk: unknown field "max_wlk"; did you mean "max_walk"? (valid: k, beta, explore_threshold, remove_threshold, interval, min_samples, bitmap_bits, max_walk, base_ev, no_path_manager, no_fpsn, keep_path_on_rto)`},
 		},
 		{
 			name: "missing topology and workload",
@@ -247,7 +247,7 @@ func TestErrors(t *testing.T) {
 			src:  k4 + perm + "compare:\n  polcy: [ecmp, ofan]\n  rss.sgima: [4, 8]\n  seed: [1, 2]\n  workload.size.min: [1, 2]\n",
 			want: []string{
 				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout)`,
-				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback)`,
+				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback, keep_path_on_rto)`,
 				`s.yaml:6:3: compare.seed: seed cannot be compared: every cell runs every seed, so cells are compared on the same workload and faults`,
 				`s.yaml:7:3: compare.workload.size.min: "workload.size.min" is not a field path; write a field (policy), a field of a block (rss.sigma, workload.size) or of a fault (faults[0].drop)`,
 			},

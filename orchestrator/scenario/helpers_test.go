@@ -4,6 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/params"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // parse loads a scenario given as text, named s.yaml in errors. Relative
@@ -38,3 +44,48 @@ func mustParse(t *testing.T, src string, files map[string]string) *Scenario {
 const minimal = `topology: {kind: fattree, k: 4}
 workload: {kind: permutation}
 `
+
+// Names of policies and transports the tests use (the registries in
+// switchd and hostagent/scheme hold them all).
+const (
+	ECMP   PolicyName = "ecmp"
+	Ofan   PolicyName = "ofan"
+	POfan  PolicyName = "pofan"
+	AR     PolicyName = "ar"
+	RR     PolicyName = "rr"
+	Random PolicyName = "random"
+
+	TransportECMP Transport = "ecmp"
+	RPS           Transport = "rps"
+	RSS           Transport = "rss"
+	RSSPFLD       Transport = "rss+pfld"
+	RSSRACK       Transport = "rss+rack"
+	PSNPath       Transport = "psnpath"
+	GapNACK       Transport = "gapnack"
+	REPS          Transport = "reps"
+	PLB           Transport = "plb"
+)
+
+// Parameter blocks under the names the tests use.
+type (
+	OfanParams    = switchd.OfanParams
+	POfanParams   = switchd.POfanParams
+	ARParams      = switchd.ARParams
+	RSSParams     = scheme.RSSParams
+	PFLDParams    = scheme.PFLDParams
+	RACKParams    = scheme.RACKParams
+	PSNPathParams = scheme.PSNPathParams
+	PLBParams     = scheme.PLBParams
+	REPSParams    = scheme.REPSParams
+	HostParams    = transport.HostParams
+)
+
+// psnpathDefaults is the psnpath block with its defaults at base RTT rtt,
+// changed by set.
+func psnpathDefaults(rtt time.Duration, set func(*PSNPathParams)) *PSNPathParams {
+	p := params.Defaults[PSNPathParams](params.Env{RTT: rtt})
+	if set != nil {
+		set(&p)
+	}
+	return &p
+}

@@ -130,15 +130,15 @@ func inCells(cells []int, names []string) string {
 // that was meant to be compared, a block for the wrong scheme).
 func (l *loader) unusedBlocks(root *yaml.Node, axes []*axis, results []cellResult, pr *yamldoc.Problems) {
 	for _, b := range blocks {
-		if b.key == "host" {
+		if b.Key == "host" {
 			continue
 		}
 		at, field := yamldoc.Pos{}, ""
-		if k, _ := mappingEntry(root, b.key); k != nil {
-			at, field = yamldoc.PosOf(k), b.key
+		if k, _ := mappingEntry(root, b.Key); k != nil {
+			at, field = yamldoc.PosOf(k), b.Key
 		}
 		for _, a := range axes {
-			if a.top == b.key && field == "" {
+			if a.top == b.Key && field == "" {
 				at, field = a.pos, "compare."+a.key
 			}
 		}
@@ -147,11 +147,11 @@ func (l *loader) unusedBlocks(root *yaml.Node, axes []*axis, results []cellResul
 		}
 		used := false
 		for _, r := range results {
-			used = used || r.used[b.key]
+			used = used || r.used[b.Key]
 		}
 		if !used {
 			pr.Add(at, field, "no cell uses it: it configures %s, and the scenario runs %s; remove it, or compare a %s that uses it",
-				b.what, runsWhat(b.key, results), whatKind(b.key))
+				b.What, runsWhat(b.Key, results), whatKind(b.Key))
 		}
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // Scenario is a loaded, fully checked scenario file: the comparison
@@ -54,19 +57,14 @@ type Config struct {
 	Links     []LinkOverride `json:"links,omitempty"`
 	DataPlane DataPlane      `json:"dataplane"`
 	Policy    Policy         `json:"policy"`
-	Ofan      *OfanParams    `json:"ofan,omitempty"`
-	POfan     *POfanParams   `json:"pofan,omitempty"`
-	AR        *ARParams      `json:"ar,omitempty"`
-	Trimming  bool           `json:"trimming"`
-	Transport Transport      `json:"transport"`
-	RSS       *RSSParams     `json:"rss,omitempty"`
-	PFLD      *PFLDParams    `json:"pfld,omitempty"`
-	RACK      *RACKParams    `json:"rack,omitempty"`
-	PSNPath   *PSNPathParams `json:"psnpath,omitempty"`
-	PLB       *PLBParams     `json:"plb,omitempty"`
-	REPS      *REPSParams    `json:"reps,omitempty"`
-	Host      HostParams     `json:"host"`
-	Workload  workload.Spec  `json:"workload"`
+	// The policies' parameter blocks (ofan, pofan, ar), those in use.
+	switchd.PolicyParams
+	Trimming  bool      `json:"trimming"`
+	Transport Transport `json:"transport"`
+	// The transport's parameter blocks (rss, pfld, ...), those it takes.
+	scheme.Params
+	Host     transport.HostParams `json:"host"`
+	Workload workload.Spec        `json:"workload"`
 	// Faults as written, defaults filled in; random selections are made
 	// per run (Run.Faults).
 	Faults []Fault `json:"faults"`

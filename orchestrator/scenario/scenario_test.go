@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"github.com/google/go-cmp/cmp"
@@ -42,6 +43,7 @@ func TestDefaults(t *testing.T) {
 		DataPlane: Shaped,
 		Policy:    Policy{LayerEdge: ECMP, LayerAgg: ECMP},
 		Transport: TransportECMP,
+		Params:    scheme.Params{ECMP: &scheme.ECMPParams{}},
 		Host:      HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
 		Workload:  workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
 		Faults:    []Fault{},
@@ -81,7 +83,7 @@ func TestBlockDefaults(t *testing.T) {
 	}
 	s = mustParse(t, minimal+"transport: psnpath\nhost: {pacing: 50Mbit, window: 32KiB}\npsnpath: {k: 8}\n", nil)
 	c = s.Cells[0].Config
-	if diff := cmp.Diff(&PSNPathParams{K: 8, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: 2 * c.BaseRTT}, c.PSNPath); diff != "" {
+	if diff := cmp.Diff(psnpathDefaults(c.BaseRTT, func(p *PSNPathParams) { p.Paths = 8 }), c.PSNPath); diff != "" {
 		t.Errorf("psnpath (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 82}, c.Host); diff != "" {
@@ -91,9 +93,9 @@ func TestBlockDefaults(t *testing.T) {
 		c := mustParse(t, minimal+"transport: "+string(tr)+"\n", nil).Cells[0].Config
 		got := map[Transport]any{RSSRACK: c.RACK, PLB: c.PLB, REPS: c.REPS}[tr]
 		want := map[Transport]any{
-			RSSRACK: &RACKParams{ReoWnd: 0},
-			PLB:     &PLBParams{Threshold: 0.05, Rounds: 1},
-			REPS:    &REPSParams{Cache: 16},
+			RSSRACK: &RACKParams{ReoWnd: 0, ReoWndFrac: 0.25, PTOSRTTs: 2},
+			PLB:     &PLBParams{ECNThreshold: 0.05, Rounds: 1},
+			REPS:    &REPSParams{Buffer: 16},
 		}[tr]
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tr, diff)
@@ -105,7 +107,9 @@ func TestBlockDefaults(t *testing.T) {
 // and path manager, so a gapnack cell takes the psnpath block (and a
 // psnpath block is used when only gapnack runs), resolved as for psnpath.
 func TestGapNACKUsesPSNPathBlock(t *testing.T) {
-	want := &PSNPathParams{K: 8, Beta: 5, ExploreThreshold: 0.9, RemoveThreshold: 0.5, Interval: 2 * time.Millisecond}
+	want := psnpathDefaults(0, func(p *PSNPathParams) {
+		p.Paths, p.Beta, p.Explore, p.Remove, p.Interval = 8, 5, 0.9, 0.5, 2*time.Millisecond
+	})
 	block := "psnpath: {k: 8, beta: 5, explore_threshold: 0.9, remove_threshold: 0.5, interval: 2ms}\n"
 	c := mustParse(t, minimal+"transport: gapnack\n"+block, nil).Cells[0].Config
 	if c.Transport != GapNACK {
@@ -118,7 +122,7 @@ func TestGapNACKUsesPSNPathBlock(t *testing.T) {
 		t.Errorf("gapnack cell has blocks it does not use: %+v", c)
 	}
 	c = mustParse(t, minimal+"transport: gapnack\n", nil).Cells[0].Config
-	if diff := cmp.Diff(&PSNPathParams{K: 4, Beta: 10, ExploreThreshold: 0.95, RemoveThreshold: 0.8, Interval: 2 * c.BaseRTT}, c.PSNPath); diff != "" {
+	if diff := cmp.Diff(psnpathDefaults(c.BaseRTT, nil), c.PSNPath); diff != "" {
 		t.Errorf("gapnack's default psnpath (-want +got):\n%s", diff)
 	}
 

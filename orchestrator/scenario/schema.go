@@ -1,6 +1,10 @@
 package scenario
 
-import "github.com/ftlab/ftlab/internal/topology"
+import (
+	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/switchd"
+)
 
 // DataPlane is how links are emulated.
 type DataPlane string
@@ -18,20 +22,20 @@ const (
 // DataPlanes lists the valid data-plane modes.
 var DataPlanes = []DataPlane{Shaped, LineRate}
 
-// PolicyName is a switch load-balancing policy for upward packets.
+// PolicyName is a switch load-balancing policy for upward packets: one
+// of switchd's registry (switchd.Policies).
 type PolicyName string
 
-const (
-	ECMP   PolicyName = "ecmp"   // hash of the 5-tuple (and entropy) picks the uplink
-	Ofan   PolicyName = "ofan"   // per-destination round-robin pointers (Ofan section 4)
-	POfan  PolicyName = "pofan"  // Ofan with one pointer set per pipe (Ofan section 5)
-	RR     PolicyName = "rr"     // one round-robin pointer for all upward packets
-	Random PolicyName = "random" // a uniformly random uplink per packet (RSQ)
-	AR     PolicyName = "ar"     // adaptive routing: the least loaded uplink by quantized queue
-)
-
 // Policies lists the valid policies.
-var Policies = []PolicyName{ECMP, Ofan, POfan, RR, Random, AR}
+var Policies = namesOf[PolicyName](switchd.PolicyNames())
+
+func namesOf[T ~string](names []string) []T {
+	out := make([]T, len(names))
+	for i, n := range names {
+		out[i] = T(n)
+	}
+	return out
+}
 
 // Layer is a tier of switches that chooses among uplinks.
 type Layer string
@@ -68,20 +72,9 @@ func (p Policy) Uses(name PolicyName) bool {
 // packets over paths and recovers losses.
 type Transport string
 
-const (
-	TransportECMP Transport = "ecmp"     // one path (entropy) per message
-	RPS           Transport = "rps"      // random entropy per packet
-	RSS           Transport = "rss"      // reactive subflow spraying (Ordered Chaos III)
-	RSSPFLD       Transport = "rss+pfld" // RSS with precise fast loss detection (Ordered Chaos IV)
-	RSSRACK       Transport = "rss+rack" // RSS with RACK-TLP loss recovery (RFC 8985)
-	PSNPath       Transport = "psnpath"  // PSN-PATH: per-path PSN order, DT-Switch path management
-	GapNACK       Transport = "gapnack"  // a receiver that NACKs any gap in the global PSN order, the PSN-PATH paper's baseline (multipath IRN)
-	REPS          Transport = "reps"     // recycled entropy packet spraying
-	PLB           Transport = "plb"      // protective load balancing: repath one flow on ECN
-)
-
-// Transports lists the valid transport schemes.
-var Transports = []Transport{TransportECMP, RPS, RSS, RSSPFLD, RSSRACK, PSNPath, GapNACK, REPS, PLB}
+// Transports lists the valid transport schemes: hostagent/scheme's
+// registry (scheme.Transports).
+var Transports = namesOf[Transport](scheme.Names())
 
 // FaultKind is what a fault does.
 type FaultKind string

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,9 +56,10 @@ func (a *app) upCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar((*string)(&dp.DataPlane), "dataplane", string(switchd.DataPlaneBPF), "what forwards in the switches: bpf, kernel or none")
 	f.StringVar(&dp.Mode, "mode", switchd.ModeLineRate, "eBPF switch mode: linerate (XDP redirect, no queues) or shaped (HTB at link rate, link model)")
-	f.StringVar(&policy, "policy", "ecmp", "uplink policy: ecmp, ofan, pofan, rr, random, ar; or per layer: edge=ofan,agg=ecmp")
-	f.IntVar(&dp.PipeSize, "pipe-size", switchd.DefaultPipeSize, "pofan: ingress ports per pipe")
-	f.IntVar(&dp.AckThreshold, "ack-threshold", switchd.DefaultAckThreshold, "packets of at most this many IPv4 bytes use the ACK pointers")
+	f.StringVar(&policy, "policy", "ecmp", "uplink policy: "+strings.Join(switchd.PolicyNames(), ", ")+"; or per layer: edge=ofan,agg=ecmp")
+	def := switchd.DefaultPolicyParams()
+	f.IntVar(&dp.PipeSize, "pipe-size", def.POfan.Pipe, "pofan: ingress ports per pipe (pofan.pipe)")
+	f.IntVar(&dp.AckThreshold, "ack-threshold", int(def.Ofan.AckThreshold), "ofan, pofan: packets of at most this many IPv4 bytes use the ACK pointers (ofan.ack_threshold)")
 	f.BoolVar(&dp.Trim, "trim", false, "shaped mode: trim data packets to their headers instead of dropping them")
 	f.Uint64Var(&dp.Seed, "seed", 1, "seed of ECMP hash seeds and Ofan pointer starts")
 	f.DurationVar(&dp.ConvergenceDelay, "convergence-delay", switchd.DefaultConvergenceDelay, "how long switches keep routes through a failed link")

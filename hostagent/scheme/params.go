@@ -1,0 +1,121 @@
+package scheme
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ftlab/ftlab/internal/params"
+)
+
+// The transports' parameter blocks. Each is declared once, here: its
+// keys, defaults, bounds and one-line documentation are the struct tags
+// (package internal/params), and the scenario decoder, the agent protocol
+// (Params, as typed JSON) and docs/scenarios.md all read them. Durations
+// tagged rtt:"ok" default to multiples of the fabric's base RTT, so a
+// scheme keeps its behaviour when the fabric runs slower.
+
+// ECMPParams configure the ecmp transport.
+type ECMPParams struct {
+	KeepPathOnRTO bool `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep the message on its entropy when the retransmission timer expires (by default it moves to a new random one)"`
+}
+
+// RSSParams configure reactive subflow spraying (Ordered Chaos III), for
+// rss, rss+pfld and rss+rack.
+type RSSParams struct {
+	Sigma         int           `yaml:"sigma" json:"sigma" default:"16" min:"1" max:"256" pow2:"true" doc:"subflows per message; PSN p is sent on subflow p mod sigma (the low log2(sigma) entropy bits carry the subflow)"`
+	Tau           time.Duration `yaml:"tau" json:"tau_ns" default:"2rtt" rtt:"ok" min:"1us" doc:"rerouting interval: at the first feedback after each deadline the worst subflow moves to a new path; a multiple of the RTT, as the paper asks"`
+	Jitter        time.Duration `yaml:"jitter" json:"jitter_ns" default:"0.1rtt" rtt:"ok" doc:"most random time added to each deadline, so flows do not reroute in step; shorter than tau"`
+	Metric        string        `yaml:"metric" json:"metric" default:"mean-rtt" enum:"mean-rtt,max-rtt,ecn-fraction" doc:"what ranks subflows: mean RTT, maximum RTT or fraction of ECN marks over the interval"`
+	NoFeedback    time.Duration `yaml:"no_feedback" json:"no_feedback_ns" default:"off" zero:"off" rtt:"ok" min:"1us" doc:"reroute a subflow that sent but heard nothing on its path for this long (the optional no-feedback timer of Ordered Chaos III-B)"`
+	KeepPathOnRTO bool          `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep subflows on their entropies when the retransmission timer expires (by default the timed-out subflows are rerouted)"`
+}
+
+// Check enforces what no single RSS parameter can: the jitter must leave
+// the interval positive.
+func (p *RSSParams) Check() (string, string) {
+	if p.Jitter >= p.Tau {
+		return "jitter", fmt.Sprintf("jitter %s must be shorter than tau %s, or deadlines could pass before they are set", p.Jitter, p.Tau)
+	}
+	return "", ""
+}
+
+// PFLDParams configure precise fast loss detection (Ordered Chaos IV);
+// the no_* switches exist for ablations (the paper's Fig. 15).
+type PFLDParams struct {
+	BitmapBits      int  `yaml:"bitmap_bits" json:"bitmap_bits" default:"512" min:"64" max:"1048576" multiple:"64" doc:"receiver's per-flow tracking window, in packets; a host.window of more packets than this is an error"`
+	Periodic        int  `yaml:"periodic" json:"periodic" default:"8" zero:"off" min:"1" max:"65536" doc:"proactive probe interval, in packets: a probe after every this many new packets of a subflow (the P of Ordered Chaos V-F); off sends only tail, section and retransmission probes"`
+	PeriodicAnyRate bool `yaml:"periodic_any_rate" json:"periodic_any_rate" default:"false" doc:"lift the limit of one periodic probe per subflow per smoothed RTT"`
+	NoTailProbes    bool `yaml:"no_tail_probes" json:"no_tail_probes" default:"false" doc:"send no tail probes (ablation)"`
+	NoSectionProbes bool `yaml:"no_section_probes" json:"no_section_probes" default:"false" doc:"send no probes when a subflow moves to a new path (ablation)"`
+	NoRTXProbes     bool `yaml:"no_rtx_probes" json:"no_rtx_probes" default:"false" doc:"send no probe behind a retransmission (ablation)"`
+}
+
+// RACKParams configure RACK-TLP loss detection (RFC 8985), kept per
+// subflow.
+type RACKParams struct {
+	ReoWnd      time.Duration `yaml:"reo_wnd" json:"reo_wnd_ns" default:"auto" zero:"auto" doc:"reordering window: a packet is lost once one sent this much later was delivered; auto is reo_wnd_frac of the minimum RTT"`
+	ReoWndFrac  float64       `yaml:"reo_wnd_frac" json:"reo_wnd_frac" default:"0.25" gt:"0" max:"16" doc:"the automatic reordering window as a fraction of the minimum RTT (RFC 8985: 1/4), capped at the smoothed RTT"`
+	Adaptive    bool          `yaml:"adaptive_reo_wnd" json:"adaptive_reo_wnd" default:"false" doc:"scale the window by reo_wnd_mult after duplicate deliveries, as RFC 8985 section 6.2 does"`
+	PTOSRTTs    float64       `yaml:"pto_srtts" json:"pto_srtts" default:"2" gt:"0" max:"1000" doc:"tail loss probe timeout, in smoothed RTTs"`
+	MaxACKDelay time.Duration `yaml:"max_ack_delay" json:"max_ack_delay_ns" default:"0s" doc:"added to the probe timeout when a subflow has one packet outstanding (receivers here acknowledge every packet at once)"`
+	NoTLP       bool          `yaml:"no_tlp" json:"no_tlp" default:"false" doc:"disable tail loss probes (RACK alone; ablation)"`
+}
+
+// PSNPathParams configure PSN-PATH, and the gapnack baseline, which runs
+// PSN-PATH's sender and path manager with a global-gap NACK receiver
+// (max_walk and no_fpsn do not apply to it).
+type PSNPathParams struct {
+	Paths         int           `yaml:"k" json:"k" default:"4" min:"1" max:"31" doc:"logical paths; PSN p goes on path p mod k (the paper recommends 4)"`
+	Beta          float64       `yaml:"beta" json:"beta" default:"10" min:"0" doc:"loss penalty of a path's score, (acks - beta x losses) / (acks + losses) over the path's samples"`
+	Explore       float64       `yaml:"explore_threshold" json:"explore_threshold" default:"0.95" min:"-1000" max:"2" doc:"a path scoring below this has its entropy replaced by a candidate on trial (DT-Switch's first threshold); scores lie from -beta to 1, so above 1 explores at every evaluation (a stress setting)"`
+	Remove        float64       `yaml:"remove_threshold" json:"remove_threshold" default:"0.8" min:"-1000" max:"2" doc:"a path scoring below this leaves the active set at once; below explore_threshold"`
+	Interval      time.Duration `yaml:"interval" json:"interval_ns" default:"2rtt" rtt:"ok" min:"1us" doc:"how often the path manager evaluates scores"`
+	MinSamples    int           `yaml:"min_samples" json:"min_samples" default:"32" min:"1" max:"1000000" doc:"ACKs and losses a path needs before it is judged, so one corruption loss does not condemn it"`
+	BitmapBits    int           `yaml:"bitmap_bits" json:"bitmap_bits" default:"512" min:"64" max:"1048576" multiple:"64" doc:"receiver's per-flow tracking window, in packets"`
+	MaxWalk       int           `yaml:"max_walk" json:"max_walk" default:"1" min:"-1" max:"1000000" doc:"same-path predecessors the receiver examines per packet (1 is the paper's check; -1 walks back to the epoch's start)"`
+	BaseEV        int           `yaml:"base_ev" json:"base_ev" default:"-1" min:"-1" max:"65535" doc:"entropy of path 0 (path i uses base_ev + i); -1 draws a random base per flow"`
+	NoPathManager bool          `yaml:"no_path_manager" json:"no_path_manager" default:"false" doc:"keep the k initial paths, except on RTO (ablation: no path switching)"`
+	NoFPSN        bool          `yaml:"no_fpsn" json:"no_fpsn" default:"false" doc:"the receiver ignores epoch boundaries (ablation: shows why FPSN is needed)"`
+	KeepPathOnRTO bool          `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep paths on their entropies when the retransmission timer expires"`
+}
+
+// Check enforces that PSN-PATH's thresholds are ordered: a path is first
+// explored, then removed.
+func (p *PSNPathParams) Check() (string, string) {
+	if p.Remove >= p.Explore {
+		return "remove_threshold", fmt.Sprintf("remove_threshold %g must be below explore_threshold %g: a degrading path is first explored, then removed",
+			p.Remove, p.Explore)
+	}
+	return "", ""
+}
+
+// PLBParams configure protective load balancing.
+type PLBParams struct {
+	ECNThreshold  float64 `yaml:"threshold" json:"threshold" default:"0.05" gt:"0" max:"1" doc:"fraction of ECN-marked packets in a round trip above which the round counts as congested (FlowBender's 0.05)"`
+	Rounds        int     `yaml:"rounds" json:"rounds" default:"1" min:"1" max:"255" doc:"consecutive congested rounds after which the message moves to a new path"`
+	KeepPathOnRTO bool    `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep the entropy when the retransmission timer expires"`
+}
+
+// REPSParams configure recycled entropy packet spraying.
+type REPSParams struct {
+	Buffer   int           `yaml:"cache" json:"cache" default:"16" min:"1" max:"4096" doc:"entropies whose packets came back unmarked kept for reuse"`
+	Freeze   time.Duration `yaml:"freeze" json:"freeze_ns" default:"rto" zero:"rto" doc:"how long the sender stops exploring after a timeout; rto is the retransmission timeout in force when it starts"`
+	NoFreeze bool          `yaml:"no_freeze" json:"no_freeze" default:"false" doc:"never freeze (ablation)"`
+}
+
+// Params are a transport's parameter blocks, as scenario files write them
+// and the agent protocol carries them (typed JSON); the blocks a
+// transport does not take are nil. Each field is one block: its key is
+// the json name, its what tag says who reads it.
+type Params struct {
+	ECMP    *ECMPParams    `json:"ecmp,omitempty" what:"the ecmp transport"`
+	RSS     *RSSParams     `json:"rss,omitempty" what:"the rss, rss+pfld and rss+rack transports"`
+	PFLD    *PFLDParams    `json:"pfld,omitempty" what:"the rss+pfld transport"`
+	RACK    *RACKParams    `json:"rack,omitempty" what:"the rss+rack transport"`
+	PSNPath *PSNPathParams `json:"psnpath,omitempty" what:"the psnpath and gapnack transports"`
+	PLB     *PLBParams     `json:"plb,omitempty" what:"the plb transport"`
+	REPS    *REPSParams    `json:"reps,omitempty" what:"the reps transport"`
+}
+
+// Blocks lists the transports' parameter blocks in file order.
+var Blocks = params.BlocksOf[Params]()
