@@ -51,7 +51,6 @@ func under(prefixes ...string) func(string) bool {
 
 func not(f func(string) bool) func(string) bool { return func(s string) bool { return !f(s) } }
 
-
 var rules = []rule{
 	{
 		name:      "the ground floor (internal/) imports nothing of ftlab above it",
@@ -87,7 +86,9 @@ var rules = []rule{
 // isLocal reports whether an import is ftlab's (list makes ftlab's
 // module-relative and keeps the others whole, with a dot in their first
 // element or none at all for the standard library).
-func isLocal(imp string) bool { return !strings.HasPrefix(imp, "std:") && !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") }
+func isLocal(imp string) bool {
+	return !strings.HasPrefix(imp, "std:") && !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".")
+}
 
 func TestLayers(t *testing.T) {
 	pkgs := list(t)
