@@ -92,6 +92,7 @@ be run on a real kernel.`,
 		a.checkCommand(),
 		a.versionCommand(),
 		a.benchCommand(),
+		a.doctorCommand(),
 	)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
