@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/stats"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/hostagent/agent"
@@ -368,7 +370,6 @@ func printSent(w io.Writer, from, schemeName string, e *control.Sent) {
 			byCause[l.Cause]++
 			delays = append(delays, l.DelayNs)
 		}
-		slices.Sort(delays)
 		var causes []string
 		for c := transport.CauseNew; c <= transport.CauseScheme; c++ {
 			if byCause[c] > 0 {
@@ -376,7 +377,7 @@ func printSent(w io.Writer, from, schemeName string, e *control.Sent) {
 			}
 		}
 		fmt.Fprintf(w, "  losses %d (%s): detected after median %s, max %s\n",
-			len(r.Losses), strings.Join(causes, ", "), dur(delays[len(delays)/2]), dur(delays[len(delays)-1]))
+			len(r.Losses), strings.Join(causes, ", "), dur(stats.Median(delays)), dur(slices.Max(delays)))
 	}
 }
 

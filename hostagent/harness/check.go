@@ -105,12 +105,3 @@ func (r *Result) DetectionDelays(causes ...transport.Cause) []time.Duration {
 	slices.Sort(out)
 	return out
 }
-
-// Percentile returns the p-th percentile (0..100) of sorted durations, or 0.
-func Percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(p / 100 * float64(len(sorted)-1))
-	return sorted[i]
-}

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/stats"
+
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
 )
@@ -64,9 +66,9 @@ func TestPFLDPreciseAndFast(t *testing.T) {
 			}
 		}
 	}
-	pMed, rMed := Percentile(sorted(pfldDelays), 50), Percentile(sorted(rssDelays), 50)
+	pMed, rMed := stats.Median(pfldDelays), stats.Median(rssDelays)
 	t.Logf("detection delay: rss+pfld median %v p99 %v over %d losses; rss median %v over %d; smoothed RTT %v, RTO %v",
-		pMed, Percentile(sorted(pfldDelays), 99), len(pfldDelays), rMed, len(rssDelays), rtt, rto)
+		pMed, stats.Quantile(pfldDelays, 0.99), len(pfldDelays), rMed, len(rssDelays), rtt, rto)
 	if len(pfldDelays) < 20 || len(rssDelays) < 20 {
 		t.Fatalf("too few losses to judge: %d and %d", len(pfldDelays), len(rssDelays))
 	}
@@ -76,14 +78,4 @@ func TestPFLDPreciseAndFast(t *testing.T) {
 	if rMed < 100*time.Microsecond {
 		t.Errorf("rss median detection %v: expected the RTO (>= 100 µs min RTO)", rMed)
 	}
-}
-
-func sorted(d []time.Duration) []time.Duration {
-	out := append([]time.Duration(nil), d...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }

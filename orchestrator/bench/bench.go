@@ -24,6 +24,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/stats"
+
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/nsutil"
@@ -110,7 +112,7 @@ func rowOf(figure, unit string, values, baselines []float64, baseName string) Ro
 	if len(values) == 0 || len(values) != len(baselines) {
 		panic(fmt.Sprintf("bench: rowOf %q: %d values, %d baselines", figure, len(values), len(baselines)))
 	}
-	r := row(figure, unit, median(values), median(baselines), baseName)
+	r := row(figure, unit, stats.Median(values), stats.Median(baselines), baseName)
 	sp := &Spread{N: len(values),
 		Min: slices.Min(values), Max: slices.Max(values),
 		BaselineMin: slices.Min(baselines), BaselineMax: slices.Max(baselines)}
@@ -128,18 +130,6 @@ func rowOf(figure, unit string, values, baselines []float64, baseName string) Ro
 	}
 	r.Spread = sp
 	return r
-}
-
-// median is the middle value of xs (the mean of the two middle values
-// for an even count); xs is not modified.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // hasSpread reports whether any row of s carries a Spread.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftlab/ftlab/internal/stats"
+
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
 )
@@ -164,10 +166,8 @@ func PingAll(ctx context.Context, t *topology.Topology, namespace func(node stri
 	}
 	res.Total = len(res.Pairs)
 	if len(rtts) > 0 {
-		slices.Sort(rtts)
-		res.RTTP50 = rtts[len(rtts)/2]
-		res.RTTP99 = rtts[len(rtts)*99/100]
-		res.RTTMax = rtts[len(rtts)-1]
+		res.RTTP50, res.RTTP99 = stats.Median(rtts), stats.Quantile(rtts, 0.99)
+		res.RTTMax = slices.Max(rtts)
 	}
 	return res, ctx.Err()
 }

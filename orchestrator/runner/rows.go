@@ -3,9 +3,10 @@ package runner
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
+
+	"github.com/ftlab/ftlab/internal/stats"
 )
 
 // flowRow is one line of flows.csv: one message of one run. The CSV files
@@ -116,10 +117,7 @@ func flowRowsOf(r *RunResult) []flowRow {
 			for _, l := range s.Losses {
 				delays = append(delays, l.DelayNs)
 			}
-			if len(delays) > 0 {
-				slices.Sort(delays)
-				row.LossDetectP50 = time.Duration(delays[len(delays)/2])
-			}
+			row.LossDetectP50 = time.Duration(stats.Median(delays))
 		}
 		rows = append(rows, row)
 	}

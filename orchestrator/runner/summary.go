@@ -3,10 +3,11 @@ package runner
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ftlab/ftlab/internal/stats"
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
@@ -53,14 +54,6 @@ type Summary struct {
 	Cells    []CellSummary `json:"cells"`
 	// Fidelity: whether the numbers reflect the emulated network.
 	Fidelity FidelitySummary `json:"fidelity"`
-}
-
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // runRows are one run's rows and outcome, from a finished run or from
@@ -126,10 +119,9 @@ func summarize(cell string, runs []runRows) CellSummary {
 			d.tx = append(d.tx, p.TxPackets)
 		}
 	}
-	slices.Sort(fcts)
-	s.FCTP50, s.FCTP99 = percentile(fcts, 0.5), percentile(fcts, 0.99)
+	s.FCTP50, s.FCTP99 = stats.Median(fcts), stats.Quantile(fcts, 0.99)
 	if len(fcts) > 0 {
-		s.FCTMax = fcts[len(fcts)-1]
+		s.FCTMax = slices.Max(fcts)
 	}
 	if s.CompleteRuns > 0 {
 		s.CCTMean = cctSum / float64(s.CompleteRuns)

@@ -1,0 +1,83 @@
+package stats
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// nearestRank is the definition written out: the ⌈p·n⌉-th smallest value
+// of sorted.
+func nearestRank(sorted []float64, p float64) float64 {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func TestQuantile(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		xs   []float64
+		p    float64
+		want float64
+	}{
+		{"empty", nil, 0.5, 0},
+		{"one", []float64{7}, 0.99, 7},
+		{"median odd", []float64{4, 1, 3}, 0.5, 3},
+		{"median even is the lower middle", []float64{3, 1, 2, 10}, 0.5, 2},
+		{"p0 is the minimum", []float64{5, 2, 9}, 0, 2},
+		{"p1 is the maximum", []float64{5, 2, 9}, 1, 9},
+		{"p99 of 100 is the 99th", seq(100), 0.99, 99},
+		{"p99 of 50 is the 50th", seq(50), 0.99, 50},
+		{"p99 of 240 is the 238th", seq(240), 0.99, 238},
+		{"p90 of 200 is the 180th", seq(200), 0.9, 180},
+		{"p out of range is clamped", []float64{1, 2}, 1.5, 2},
+		{"unsorted", []float64{9, 1, 8, 2, 7, 3}, 0.5, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := append([]float64(nil), tt.xs...)
+			if got := Quantile(tt.xs, tt.p); got != tt.want {
+				t.Errorf("Quantile(%v, %v) = %v, want %v", tt.xs, tt.p, got, tt.want)
+			}
+			if diff := cmp.Diff(in, tt.xs); diff != "" {
+				t.Errorf("input modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQuantileIsNearestRank: gonum's Empirical quantile is the ⌈p·n⌉-th
+// smallest value for every p and n tried, the definition ftlab's reports
+// used before it moved here.
+func TestQuantileIsNearestRank(t *testing.T) {
+	for n := 1; n <= 300; n++ {
+		xs := seq(n)
+		for _, p := range []float64{0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1} {
+			if got, want := Quantile(xs, p), nearestRank(xs, p); got != want {
+				t.Fatalf("n=%d p=%v: %v, want %v", n, p, got, want)
+			}
+		}
+	}
+}
+
+func TestQuantileTypes(t *testing.T) {
+	ds := []time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond}
+	if got := Median(ds); got != 2*time.Millisecond {
+		t.Errorf("median of durations %v", got)
+	}
+	if got := Quantile([]int64{1 << 52, 1<<52 + 1}, 1); got != 1<<52+1 {
+		t.Errorf("large int64 %d", got)
+	}
+	if got := Quantile([]uint64{10, 20, 30, 40}, 0.75); got != 30 {
+		t.Errorf("uint64 p75 %d", got)
+	}
+}
+
+func seq(n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	return xs
+}
