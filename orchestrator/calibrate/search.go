@@ -12,6 +12,7 @@ import (
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
@@ -48,7 +49,7 @@ type Options struct {
 	Trial func(Trial)
 
 	// run runs a trial; runner.Run but for tests of the search itself.
-	run func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error)
+	run func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error)
 }
 
 func (o *Options) defaults() {
@@ -65,7 +66,7 @@ func (o *Options) defaults() {
 		o.Confirm = 0
 	}
 	if o.run == nil {
-		o.run = func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+		o.run = func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*report.Summary, error) {
 			_, sum, err := runner.Run(ctx, sc, ro)
 			return sum, err
 		}
@@ -290,7 +291,7 @@ func (s *search) try(rate uint64) (bool, error) {
 }
 
 // judge says whether a trial's runs were all complete and OK, and why not.
-func judge(sum *runner.Summary) (bool, []string) {
+func judge(sum *report.Summary) (bool, []string) {
 	var why []string
 	for _, c := range sum.Cells {
 		if c.CompleteRuns < c.Runs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
@@ -30,13 +31,13 @@ func loader(t *testing.T) Loader {
 
 // machineLimit fakes trials on a machine whose runs are OK up to limit,
 // except at rates listed in flaky, which fail their first trial.
-func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error), *[]uint64) {
+func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error), *[]uint64) {
 	var tried []uint64
 	failedOnce := map[uint64]bool{}
-	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*runner.Summary, error) {
+	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
 		rate := sc.Cells[0].Config.Topo().FullRate()
 		tried = append(tried, rate)
-		sum := &runner.Summary{Scenario: sc.Name}
+		sum := &report.Summary{Scenario: sc.Name}
 		v := fidelity.OK
 		if rate > limit {
 			v = fidelity.WARN
@@ -51,8 +52,8 @@ func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenari
 			if len(c.Runs) != 1 {
 				return nil, errors.New("a trial must run one seed")
 			}
-			sum.Cells = append(sum.Cells, runner.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
-			rv := runner.RunVerdict{Cell: c.Name, Verdict: v}
+			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
+			rv := report.RunVerdict{Cell: c.Name, Verdict: v}
 			if v != fidelity.OK {
 				rv.Reasons = []string{"WARN: CPU saturated"}
 			}
@@ -107,7 +108,7 @@ func TestSearchStepsDownWhenNotConfirmed(t *testing.T) {
 	// 40 Mbit/s passes its first trial and fails its confirmation.
 	run, tried := machineLimit(45*units.Mbit, 0)
 	first := true
-	noisy := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+	noisy := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*report.Summary, error) {
 		sum, err := run(ctx, sc, ro)
 		if sc.Cells[0].Config.Topo().FullRate() == 40*units.Mbit {
 			if !first {
@@ -200,7 +201,7 @@ func TestRoundRate(t *testing.T) {
 // returns ErrFidelity with the results) but is an answer, not an error.
 func TestSearchGoesOnAfterAFail(t *testing.T) {
 	run, _ := machineLimit(6 * units.Mbit)
-	failing := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*runner.Summary, error) {
+	failing := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*report.Summary, error) {
 		sum, err := run(ctx, sc, ro)
 		if sum != nil && sum.Fidelity.Verdict != fidelity.OK {
 			sum.Fidelity.Verdict = fidelity.FAIL
@@ -217,7 +218,7 @@ func TestSearchGoesOnAfterAFail(t *testing.T) {
 		t.Errorf("found %s, want at most 6Mbit", units.FormatRate(res.RateBps))
 	}
 	// Any other error ends the search.
-	broken := func(context.Context, *scenario.Scenario, runner.Options) (*runner.Summary, error) {
+	broken := func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error) {
 		return nil, errors.New("lab down")
 	}
 	if _, err := Search(context.Background(), loader(t), Options{Dir: t.TempDir(), Start: 8 * units.Mbit, run: broken}); err == nil {

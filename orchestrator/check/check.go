@@ -7,17 +7,15 @@ package check
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/orchestrator/report"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
@@ -26,7 +24,7 @@ import (
 type Run struct {
 	Dir      string
 	Scenario *scenario.Scenario
-	Summary  *runner.Summary
+	Summary  *report.Summary
 }
 
 // Check is one paper claim and how to test it.
@@ -238,16 +236,16 @@ func degradedSamples(r Run, degraded string) ([]SubflowSample, error) {
 	if !ok {
 		return nil, fmt.Errorf("no switch %s", degraded)
 	}
-	f, err := os.Open(filepath.Join(r.Dir, runner.SubflowsFile))
+	rows, err := results.ReadSubflows(r.Dir)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return parseSubflows(f, t, deg)
+	return subflowSamples(rows, t, deg), nil
 }
 
-// parseSubflows turns subflows.csv into samples; see degradedSamples.
-func parseSubflows(rd io.Reader, t *topology.Topology, deg *topology.Node) ([]SubflowSample, error) {
+// subflowSamples turns subflows.csv's rows into samples; see
+// degradedSamples.
+func subflowSamples(rows []results.SubflowRow, t *topology.Topology, deg *topology.Node) []SubflowSample {
 	byAddr := map[string]*topology.Node{}
 	for i := range t.Nodes {
 		byAddr[t.Nodes[i].Addr.String()] = &t.Nodes[i]
@@ -280,51 +278,22 @@ func parseSubflows(rd io.Reader, t *topology.Topology, deg *topology.Node) ([]Su
 		}
 		return 0, false
 	}
-	cr := csv.NewReader(rd)
-	head, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("subflows.csv: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	for _, need := range []string{"repetition", "host", "peer", "flow", "subflow", "at_ns", "uplink"} {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("subflows.csv: no column %s", need)
-		}
-	}
 	var out []SubflowSample
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("subflows.csv: %w", err)
-		}
-		host, ok1 := node(rec[col["host"]])
-		peer, ok2 := node(rec[col["peer"]])
-		if !ok1 || !ok2 || (host.Pod != deg.Pod && peer.Pod != deg.Pod) || host.Pod == peer.Pod {
+	for _, r := range rows {
+		host, ok1 := node(r.Host)
+		peer, ok2 := node(r.Peer)
+		if !ok1 || !ok2 || (host.Pod != deg.Pod && peer.Pod != deg.Pod) || host.Pod == peer.Pod || r.Uplink < 0 {
 			continue
 		}
-		up, err1 := strconv.Atoi(rec[col["uplink"]])
-		at, err2 := strconv.ParseInt(rec[col["at_ns"]], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("subflows.csv: bad row %v", rec)
-		}
-		if up < 0 {
-			continue
-		}
-		agg, ok := uplinkAgg(host, up)
+		agg, ok := uplinkAgg(host, r.Uplink)
 		if !ok {
 			continue
 		}
 		out = append(out, SubflowSample{
-			Subflow:  strings.Join([]string{rec[col["repetition"]], rec[col["host"]], rec[col["flow"]], rec[col["subflow"]]}, "/"),
-			AtNs:     at,
+			Subflow:  fmt.Sprintf("%d/%s/%d/%d", r.Repetition, r.Host, r.Flow, r.Subflow),
+			AtNs:     int64(r.At),
 			Degraded: agg == deg.Index,
 		})
 	}
-	return out, nil
+	return out
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ftlab/ftlab/internal/units"
-	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/report"
 )
 
 // Outcome is a claim evaluated on measurements.
@@ -29,7 +29,7 @@ func cellLabels(name string) map[string]string {
 }
 
 // findCell returns the cell whose labels include every given label.
-func findCell(sum *runner.Summary, labels map[string]string) (*runner.CellSummary, bool) {
+func findCell(sum *report.Summary, labels map[string]string) (*report.CellSummary, bool) {
 	for i := range sum.Cells {
 		l := cellLabels(sum.Cells[i].Cell)
 		ok := true
@@ -53,17 +53,17 @@ var (
 	DownStages   = []string{"C->A", "A->E"}
 )
 
-func queueOf(c *runner.CellSummary, dir string) (runner.DirectionQueue, bool) {
-	i := slices.IndexFunc(c.Queues, func(q runner.DirectionQueue) bool { return q.Direction == dir })
+func queueOf(c *report.CellSummary, dir string) (report.DirectionQueue, bool) {
+	i := slices.IndexFunc(c.Queues, func(q report.DirectionQueue) bool { return q.Direction == dir })
 	if i < 0 {
-		return runner.DirectionQueue{}, false
+		return report.DirectionQueue{}, false
 	}
 	return c.Queues[i], true
 }
 
 // worstQueue is the largest max backlog and the largest mean backlog over
 // the given stages.
-func worstQueue(c *runner.CellSummary, stages []string) (maxB uint64, meanB float64) {
+func worstQueue(c *report.CellSummary, stages []string) (maxB uint64, meanB float64) {
 	for _, d := range stages {
 		if q, ok := queueOf(c, d); ok {
 			maxB = max(maxB, q.MaxBacklog)
@@ -88,10 +88,10 @@ const (
 
 // EvalOfan evaluates check 1 on a summary whose cells are labelled
 // policy=<p>,workload.size=<s>, comparing size small with size large.
-func EvalOfan(sum *runner.Summary, small, large string, flat, grow []string) (Outcome, error) {
+func EvalOfan(sum *report.Summary, small, large string, flat, grow []string) (Outcome, error) {
 	var b strings.Builder
 	holds := true
-	growth := func(p string) (float64, uint64, uint64, *runner.CellSummary, error) {
+	growth := func(p string) (float64, uint64, uint64, *report.CellSummary, error) {
 		cs, ok1 := findCell(sum, map[string]string{"policy": p, "workload.size": small})
 		cl, ok2 := findCell(sum, map[string]string{"policy": p, "workload.size": large})
 		if !ok1 || !ok2 {
@@ -141,8 +141,8 @@ func EvalOfan(sum *runner.Summary, small, large string, flat, grow []string) (Ou
 
 // EvalOrderedChaos evaluates check 2 on one summary (a workload) with
 // cells transport=ecmp, transport=rss and transport=rss+pfld.
-func EvalOrderedChaos(sum *runner.Summary) (Outcome, error) {
-	get := func(t string) (*runner.CellSummary, error) {
+func EvalOrderedChaos(sum *report.Summary) (Outcome, error) {
+	get := func(t string) (*report.CellSummary, error) {
 		c, ok := findCell(sum, map[string]string{"transport": t})
 		if !ok {
 			return nil, fmt.Errorf("%s: no cell transport=%s", sum.Scenario, t)
@@ -172,7 +172,7 @@ func EvalOrderedChaos(sum *runner.Summary) (Outcome, error) {
 	if pfld.RetxSpurious > 0 || uint64(pfld.RetxNeeded) > drops {
 		fails = append(fails, "retx != drops")
 	}
-	for _, c := range []*runner.CellSummary{ecmp, rss, pfld} {
+	for _, c := range []*report.CellSummary{ecmp, rss, pfld} {
 		if c.Delivered < c.Messages {
 			fails = append(fails, fmt.Sprintf("%s delivered %d/%d", c.Cell, c.Delivered, c.Messages))
 		}
@@ -192,7 +192,7 @@ func ms(ns float64) string { return fmt.Sprintf("%.1fms", ns/1e6) }
 const RedundantLimit = 0.01
 
 // redundant is the share of retransmissions that carried no new data.
-func redundant(c *runner.CellSummary) float64 {
+func redundant(c *report.CellSummary) float64 {
 	if n := c.RetxNeeded + c.RetxSpurious; n > 0 {
 		return float64(c.RetxSpurious) / float64(n)
 	}
@@ -203,7 +203,7 @@ func redundant(c *runner.CellSummary) float64 {
 // retransmission ratio must be at most RedundantLimit and below the
 // transport=gapnack cell's (the global-gap NACK baseline); other cells
 // are reported for comparison.
-func EvalPSNPath(sum *runner.Summary) (Outcome, error) {
+func EvalPSNPath(sum *report.Summary) (Outcome, error) {
 	p, ok := findCell(sum, map[string]string{"transport": "psnpath"})
 	if !ok {
 		return Outcome{}, fmt.Errorf("%s: no cell transport=psnpath", sum.Scenario)

@@ -11,28 +11,30 @@ import (
 
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/report"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
-func queues(maxB uint64, share float64) []runner.DirectionQueue {
-	var qs []runner.DirectionQueue
+func queues(maxB uint64, share float64) []report.DirectionQueue {
+	var qs []report.DirectionQueue
 	for _, d := range FabricStages {
-		qs = append(qs, runner.DirectionQueue{Direction: d, MaxBacklog: maxB, MeanBacklog: float64(maxB) / 10, MaxTxShare: share})
+		qs = append(qs, report.DirectionQueue{Direction: d, MaxBacklog: maxB, MeanBacklog: float64(maxB) / 10, MaxTxShare: share})
 	}
 	return qs
 }
 
-func ofanSummary(small, large map[string]uint64, ofanShare float64) *runner.Summary {
-	s := &runner.Summary{Scenario: "t"}
+func ofanSummary(small, large map[string]uint64, ofanShare float64) *report.Summary {
+	s := &report.Summary{Scenario: "t"}
 	for _, p := range []string{"ecmp", "random", "ar", "pofan", "ofan"} {
 		share := 1.3
 		if p == "ofan" {
 			share = ofanShare
 		}
 		s.Cells = append(s.Cells,
-			runner.CellSummary{Cell: "policy=" + p + ",workload.size=64KiB", Queues: queues(small[p], share)},
-			runner.CellSummary{Cell: "policy=" + p + ",workload.size=4MiB", Queues: queues(large[p], share)})
+			report.CellSummary{Cell: "policy=" + p + ",workload.size=64KiB", Queues: queues(small[p], share)},
+			report.CellSummary{Cell: "policy=" + p + ",workload.size=4MiB", Queues: queues(large[p], share)})
 	}
 	return s
 }
@@ -61,30 +63,30 @@ func TestEvalOfan(t *testing.T) {
 			}
 		})
 	}
-	if _, err := EvalOfan(&runner.Summary{}, "64KiB", "4MiB", []string{"ofan"}, nil); err == nil {
+	if _, err := EvalOfan(&report.Summary{}, "64KiB", "4MiB", []string{"ofan"}, nil); err == nil {
 		t.Error("missing cells: no error")
 	}
 }
 
-func ocCell(t string, p99 float64, rtos, needed, spurious int, drops uint64) runner.CellSummary {
-	return runner.CellSummary{Cell: "transport=" + t, Messages: 8, Delivered: 8, FCTP99: p99, RTOs: rtos,
+func ocCell(t string, p99 float64, rtos, needed, spurious int, drops uint64) report.CellSummary {
+	return report.CellSummary{Cell: "transport=" + t, Messages: 8, Delivered: 8, FCTP99: p99, RTOs: rtos,
 		RetxNeeded: needed, RetxSpurious: spurious, DropsCorrupt: drops}
 }
 
 func TestEvalOrderedChaos(t *testing.T) {
 	tests := []struct {
 		name  string
-		cells []runner.CellSummary
+		cells []report.CellSummary
 		want  Outcome
 	}{
-		{"holds", []runner.CellSummary{ocCell("ecmp", 300e6, 20, 20, 0, 20), ocCell("rss", 250e6, 15, 15, 0, 15), ocCell("rss+pfld", 100e6, 1, 10, 0, 12)},
+		{"holds", []report.CellSummary{ocCell("ecmp", 300e6, 20, 20, 0, 20), ocCell("rss", 250e6, 15, 15, 0, 15), ocCell("rss+pfld", 100e6, 1, 10, 0, 12)},
 			Outcome{Holds: true, Measurement: "p99 FCT ecmp 300.0ms, rss 250.0ms, rss+pfld 100.0ms; RTOs ecmp 20, rss 15, rss+pfld 1; rss+pfld retx 10 needed + 0 spurious vs 12 drops"}},
-		{"slower and spurious", []runner.CellSummary{ocCell("ecmp", 300e6, 20, 20, 0, 20), ocCell("rss", 90e6, 15, 15, 0, 15), ocCell("rss+pfld", 100e6, 5, 10, 2, 12)},
+		{"slower and spurious", []report.CellSummary{ocCell("ecmp", 300e6, 20, 20, 0, 20), ocCell("rss", 90e6, 15, 15, 0, 15), ocCell("rss+pfld", 100e6, 5, 10, 2, 12)},
 			Outcome{Holds: false, Measurement: "p99 FCT ecmp 300.0ms, rss 90.0ms, rss+pfld 100.0ms; RTOs ecmp 20, rss 15, rss+pfld 5; rss+pfld retx 10 needed + 2 spurious vs 12 drops [p99 not lowest; RTOs not >=90% fewer; retx != drops]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EvalOrderedChaos(&runner.Summary{Scenario: "t", Cells: tt.cells})
+			got, err := EvalOrderedChaos(&report.Summary{Scenario: "t", Cells: tt.cells})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,37 +95,37 @@ func TestEvalOrderedChaos(t *testing.T) {
 			}
 		})
 	}
-	if _, err := EvalOrderedChaos(&runner.Summary{Cells: []runner.CellSummary{ocCell("ecmp", 1, 0, 0, 0, 0)}}); err == nil {
+	if _, err := EvalOrderedChaos(&report.Summary{Cells: []report.CellSummary{ocCell("ecmp", 1, 0, 0, 0, 0)}}); err == nil {
 		t.Error("missing cells: no error")
 	}
 }
 
 func TestEvalPSNPath(t *testing.T) {
-	cell := func(transport string, needed, spurious, delivered int) runner.CellSummary {
-		return runner.CellSummary{Cell: "transport=" + transport, Messages: 10, Delivered: delivered, RetxNeeded: needed, RetxSpurious: spurious, DropsCorrupt: 100}
+	cell := func(transport string, needed, spurious, delivered int) report.CellSummary {
+		return report.CellSummary{Cell: "transport=" + transport, Messages: 10, Delivered: delivered, RetxNeeded: needed, RetxSpurious: spurious, DropsCorrupt: 100}
 	}
-	psn := func(needed, spurious, delivered int) runner.CellSummary {
+	psn := func(needed, spurious, delivered int) report.CellSummary {
 		return cell("psnpath", needed, spurious, delivered)
 	}
 	gap := cell("gapnack", 100, 25, 10) // 20% redundant
 	tests := []struct {
 		name  string
-		cells []runner.CellSummary
+		cells []report.CellSummary
 		want  bool
 	}{
-		{"none redundant", []runner.CellSummary{psn(100, 0, 10), gap}, true},
-		{"1% redundant", []runner.CellSummary{psn(99, 1, 10), gap}, true},
-		{"2% redundant", []runner.CellSummary{psn(98, 2, 10), gap}, false},
-		{"no losses", []runner.CellSummary{psn(0, 0, 10), gap}, false},
-		{"undelivered", []runner.CellSummary{psn(100, 0, 9), gap}, false},
-		{"gapnack no worse", []runner.CellSummary{psn(99, 1, 10), cell("gapnack", 99, 1, 10)}, false},
-		{"gapnack none redundant", []runner.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 0, 10)}, false},
-		{"gapnack undelivered", []runner.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 25, 7)}, true},
-		{"with rss+pfld", []runner.CellSummary{psn(100, 0, 10), gap, cell("rss+pfld", 100, 50, 10)}, true},
+		{"none redundant", []report.CellSummary{psn(100, 0, 10), gap}, true},
+		{"1% redundant", []report.CellSummary{psn(99, 1, 10), gap}, true},
+		{"2% redundant", []report.CellSummary{psn(98, 2, 10), gap}, false},
+		{"no losses", []report.CellSummary{psn(0, 0, 10), gap}, false},
+		{"undelivered", []report.CellSummary{psn(100, 0, 9), gap}, false},
+		{"gapnack no worse", []report.CellSummary{psn(99, 1, 10), cell("gapnack", 99, 1, 10)}, false},
+		{"gapnack none redundant", []report.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 0, 10)}, false},
+		{"gapnack undelivered", []report.CellSummary{psn(100, 0, 10), cell("gapnack", 100, 25, 7)}, true},
+		{"with rss+pfld", []report.CellSummary{psn(100, 0, 10), gap, cell("rss+pfld", 100, 50, 10)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EvalPSNPath(&runner.Summary{Cells: tt.cells})
+			got, err := EvalPSNPath(&report.Summary{Cells: tt.cells})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +134,7 @@ func TestEvalPSNPath(t *testing.T) {
 			}
 		})
 	}
-	got, err := EvalPSNPath(&runner.Summary{Cells: []runner.CellSummary{psn(99, 1, 10), gap, cell("rss+pfld", 100, 0, 10)}})
+	got, err := EvalPSNPath(&report.Summary{Cells: []report.CellSummary{psn(99, 1, 10), gap, cell("rss+pfld", 100, 0, 10)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +143,8 @@ func TestEvalPSNPath(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
-	for _, cells := range [][]runner.CellSummary{{psn(100, 0, 10)}, {gap}} {
-		if _, err := EvalPSNPath(&runner.Summary{Scenario: "s", Cells: cells}); err == nil {
+	for _, cells := range [][]report.CellSummary{{psn(100, 0, 10)}, {gap}} {
+		if _, err := EvalPSNPath(&report.Summary{Scenario: "s", Cells: cells}); err == nil {
 			t.Errorf("%s alone: no error", cells[0].Cell)
 		}
 	}
@@ -201,10 +203,15 @@ func TestParseSubflows(t *testing.T) {
 		"base,0,h3-0-0,h0-0-1,8,1,10,100,3,initial,1,2\n" + // into pod 0 via agg index 1: a0-1
 		"base,0,h1-0-0,h2-0-0,9,0,10,100,4,initial,1,2\n" + // neither end in pod 0: skipped
 		"base,0,h0-0-0,h0-1-0,9,0,10,100,4,initial,1,2\n" // within pod 0: skipped
-	got, err := parseSubflows(strings.NewReader(csvText), topo, deg)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, results.SubflowsFile), []byte(csvText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := results.ReadSubflows(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := subflowSamples(rows, topo, deg)
 	want := []SubflowSample{
 		{Subflow: "0/h0-0-0/7/0", AtNs: 100, Degraded: true},
 		{Subflow: "0/h0-0-0/7/0", AtNs: 200, Degraded: false},

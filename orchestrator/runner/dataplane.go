@@ -12,16 +12,7 @@ func dataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
 	if c.DataPlane == scenario.LineRate {
 		dp.Mode = switchd.ModeLineRate
 	}
-	policy := func(layers ...scenario.Layer) string {
-		for _, l := range layers {
-			if p, ok := c.Policy[l]; ok {
-				return string(p)
-			}
-		}
-		return "ecmp"
-	}
-	dp.EdgePolicy = policy(scenario.LayerEdge, scenario.LayerLeaf)
-	dp.AggPolicy = policy(scenario.LayerAgg)
+	dp.EdgePolicy, dp.AggPolicy = string(c.Policy.Edge()), string(c.Policy.Agg())
 	dp.SetPolicyParams(c.PolicyParams)
 	return dp.WithDefaults()
 }

@@ -6,17 +6,10 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/switchd"
 )
-
-// FaultEvent is one fault action as it was applied.
-type FaultEvent struct {
-	At      time.Duration   `json:"at_ns"`      // when the timeline asked for it
-	Applied time.Duration   `json:"applied_ns"` // when it took effect
-	Action  scenario.Action `json:"action"`
-	Error   string          `json:"error,omitempty"`
-}
 
 // injector applies a run's fault timeline to a lab's data plane.
 type injector struct {
@@ -91,7 +84,7 @@ func copySet(m map[int]bool) map[int]bool {
 }
 
 // runTimeline applies actions at their offsets from start until ctx ends.
-func (in *injector) runTimeline(ctx context.Context, start time.Time, actions []scenario.Action, record func(FaultEvent)) {
+func (in *injector) runTimeline(ctx context.Context, start time.Time, actions []scenario.Action, record func(results.FaultEvent)) {
 	for _, a := range actions {
 		wait := time.Until(start.Add(a.At))
 		if wait > 0 {
@@ -101,7 +94,7 @@ func (in *injector) runTimeline(ctx context.Context, start time.Time, actions []
 			case <-time.After(wait):
 			}
 		}
-		ev := FaultEvent{At: a.At, Action: a}
+		ev := results.FaultEvent{At: a.At, Action: a}
 		if err := in.apply(ctx, a); err != nil {
 			ev.Error = err.Error()
 		}

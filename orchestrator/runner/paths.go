@@ -83,27 +83,3 @@ func (m *pathMap) uplink(host, peer string, ev uint16) (uplink, uplinks int) {
 	seed := switchd.SwitchSeed(m.seed, idx)
 	return bpf.NthValid(valid, bpf.FlowHash(s, d, ports, protoUDP, seed)), len(tab.Uplinks)
 }
-
-// rssFamily reports whether a cell's transport is RSS or one of its
-// variants: one that reads the rss block.
-func rssFamily(cfg *scenario.Config) bool { return cfg.RSS != nil }
-
-// pathCells lists the summarized cells (in the summary's order) whose
-// paths plot is drawn: ECMP at the edge and an RSS-family transport.
-func pathCells(meta *RunMeta, sum *Summary) []string {
-	if meta == nil || meta.Scenario == nil || sum == nil {
-		return nil
-	}
-	cfgs := map[string]*scenario.Config{}
-	for _, c := range meta.Scenario.Cells {
-		cfgs[c.Name] = c.Config
-	}
-	var out []string
-	for _, c := range plotCells(sum) {
-		cfg := cfgs[c]
-		if cfg != nil && rssFamily(cfg) && dataPlaneOf(cfg, 1).EdgePolicy == switchd.ECMP {
-			out = append(out, c)
-		}
-	}
-	return out
-}

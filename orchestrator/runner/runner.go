@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ftlab/ftlab/internal/machine"
-	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/report"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -48,33 +46,14 @@ type Progress struct {
 	Elapsed     time.Duration
 }
 
-// RunMeta is run.json: what was run, on what, and how every run went.
-type RunMeta struct {
-	Format      int                `json:"format"`
-	Version     string             `json:"ftlab_version"`
-	Commit      string             `json:"ftlab_commit"`
-	Kernel      string             `json:"kernel"`
-	CPU         string             `json:"cpu"`
-	Cores       int                `json:"cores"`
-	Started     time.Time          `json:"started"`
-	Finished    time.Time          `json:"finished,omitempty"`
-	Complete    bool               `json:"complete"`
-	Interrupted string             `json:"interrupted,omitempty"`
-	Scenario    *scenario.Scenario `json:"scenario"`
-	Runs        []*RunResult       `json:"runs"`
-	// Fidelity is the worst verdict of the runs; Strict says whether WARN
-	// failed the scenario.
-	Fidelity fidelity.Verdict `json:"fidelity,omitempty"`
-	Strict   bool             `json:"strict,omitempty"`
-}
-
-const runFormat = 1
-
 // Run executes every cell and repetition of sc and writes the results to
-// a new directory under opt.ResultsRoot, which it returns. The results of
-// every finished run are kept, also when ctx is cancelled or a run fails;
-// run.json then says the scenario is incomplete and why.
-func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, sum *Summary, err error) {
+// a new directory under opt.ResultsRoot, which it returns: the raw files
+// of package results as each run finishes, then the report (package
+// report) and its summary, which it returns too. The results of every
+// finished run are kept, also when ctx is cancelled or a run fails;
+// run.json then says the scenario is incomplete and why, and the report
+// covers the runs that finished.
+func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, sum *report.Summary, err error) {
 	if opt.LabName == "" {
 		opt.LabName = "run"
 	}
@@ -86,29 +65,28 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	}
 	start := time.Now()
 	if opt.Dir != "" {
-		dir, err = opt.Dir, makeDir(opt.Dir)
+		dir, err = opt.Dir, results.MakeDir(opt.Dir)
 	} else {
-		dir, err = newResultsDir(filepath.Join(opt.ResultsRoot, sc.Name), start.UTC().Format("20060102-150405"))
+		dir, err = results.NewDir(filepath.Join(opt.ResultsRoot, sc.Name), start.UTC().Format("20060102-150405"))
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	w, err := newWriter(dir)
+	w, err := results.NewWriter(dir)
 	if err != nil {
 		return "", nil, err
 	}
-	defer w.close()
+	defer w.Close()
 	m := machine.Read()
-	meta := &RunMeta{
-		Format: runFormat, Version: opt.Version, Commit: opt.Commit, Kernel: m.Kernel, CPU: m.CPU,
+	meta := &results.Meta{
+		Format: results.Format, Version: opt.Version, Commit: opt.Commit, Kernel: m.Kernel, CPU: m.CPU,
 		Cores: m.Cores, Started: start.UTC(), Scenario: sc, Strict: opt.Strict,
 	}
+	set := &results.Set{Meta: meta}
 	total := 0
 	for _, c := range sc.Cells {
 		total += len(c.Runs)
 	}
-	byCell := map[string][]runRows{}
-	subflows := map[string][]subflowRow{}
 	done := 0
 	progress := func(p Progress) {
 		if opt.Progress != nil {
@@ -120,15 +98,14 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 cells:
 	for ci, cell := range sc.Cells {
 		progress(Progress{Cell: ci + 1, CellName: cell.Name, Status: "building", Runs: len(cell.Runs)})
-		err := runCell(ctx, cell, opt, func(r *RunResult, ri int) {
+		err := runCell(ctx, cell, opt, func(r *results.Run, rows results.Rows, ri int) {
 			done++
 			meta.Runs = append(meta.Runs, r)
-			byCell[cell.Name] = append(byCell[cell.Name], rowsOf(r))
-			subflows[cell.Name] = append(subflows[cell.Name], subflowRowsOf(r)...)
-			if werr := w.addRun(r); werr != nil && runErr == nil {
+			set.Runs = append(set.Runs, rows)
+			if werr := w.Add(rows); werr != nil && runErr == nil {
 				runErr = werr
 			}
-			_ = writeJSON(dir, RunFile, meta)
+			_ = results.WriteMeta(dir, meta)
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status})
 		}, func(ri int) {
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "running"})
@@ -150,9 +127,9 @@ cells:
 	}
 	meta.Fidelity = overallFidelity(meta.Runs)
 	fidErr := fidelityError(meta)
-	sum = summaryOf(meta, byCell)
-	err = errors.Join(runErr, fidErr, writeJSON(dir, RunFile, meta), writeJSON(dir, SummaryFile, sum), writeReportFile(dir, meta, sum),
-		writePlots(dir, plotCells(sum), byCell), writePathsPlot(dir, pathCells(meta, sum), subflows))
+	metaErr := results.WriteMeta(dir, meta)
+	sum, repErr := report.Write(dir, set)
+	err = errors.Join(runErr, fidErr, metaErr, repErr)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -198,57 +175,9 @@ func settledStats(ctl *switchd.Lab) ([]switchd.PortStats, error) {
 	}
 }
 
-// newResultsDir creates a new results directory named after the start
-// time under parent; two runs started in the same second get name and
-// name-2, never one directory.
-func newResultsDir(parent, name string) (string, error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", fmt.Errorf("results: %w", err)
-	}
-	for i := 1; ; i++ {
-		dir := filepath.Join(parent, name)
-		if i > 1 {
-			dir += fmt.Sprintf("-%d", i)
-		}
-		switch err := os.Mkdir(dir, 0o755); {
-		case err == nil:
-			return dir, nil
-		case !errors.Is(err, os.ErrExist) || i >= 1000:
-			return "", fmt.Errorf("results: %w", err)
-		}
-	}
-}
-
-// makeDir creates dir, which must not exist yet: results are never
-// written over.
-func makeDir(dir string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
-}
-
-func writeReportFile(dir string, meta *RunMeta, sum *Summary) error {
-	f, err := os.Create(filepath.Join(dir, ReportFile))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := writeReport(f, meta, sum); err != nil {
-		return err
-	}
-	if err := writePlotLinks(f); err != nil {
-		return err
-	}
-	return writePathsLink(f, pathCells(meta, sum))
-}
-
 // runCell builds the cell's lab, runs its repetitions and takes the lab
 // down again, whatever happens.
-func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished func(*RunResult, int), starting func(int)) (err error) {
+func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished func(*results.Run, results.Rows, int), starting func(int)) (err error) {
 	cfg := cell.Config
 	seed := uint64(1)
 	if len(cell.Runs) > 0 {
@@ -279,185 +208,10 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished fun
 		}
 		starting(ri)
 		r := runOnce(ctx, st, opt, cell, run)
-		r.paths = paths
-		finished(r, ri)
-		if r.Status == StatusFailed {
+		finished(r, results.RowsOf(r, paths.uplink), ri)
+		if r.Status == results.StatusFailed {
 			return errors.New(r.Error)
 		}
 	}
 	return nil
-}
-
-// runOnce runs one repetition: agents up, messages released on time and
-// after their dependencies, faults injected, until every message is
-// delivered, the cell's timeout passes or ctx ends.
-func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cell, run *scenario.Run) *RunResult {
-	r := &RunResult{Cell: cell.Name, Repetition: run.Repetition, Seed: run.Seed, Bound: run.Bound, Started: time.Now().UTC()}
-	ctl := opt.Store.Control(st)
-	fail := func(err error) *RunResult {
-		r.Status, r.Error = StatusFailed, err.Error()
-		return r
-	}
-	if err := ctl.ResetStats(); err != nil {
-		return fail(err)
-	}
-	// The links' real queues are measured in shaped mode; a kernel that
-	// cannot (no raw tracepoints) still runs, with the verdict saying so.
-	var dq *switchd.DequeueWatch
-	if cell.Config.DataPlane == scenario.Shaped {
-		var err error
-		if dq, err = ctl.WatchDequeues(); err != nil {
-			r.linksUnmeasured = err.Error()
-		} else {
-			defer dq.Close()
-		}
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cpu := fidelity.NewSampler()
-	cpu.Start()
-	cpuStopped := false
-	defer func() {
-		if !cpuStopped {
-			cpu.Stop()
-		}
-	}()
-	agents, err := opt.Agents(runCtx, st, opt.Store, cell.Config, run)
-	if err != nil {
-		return fail(fmt.Errorf("start agents: %w", err))
-	}
-	msgs := make([]*MessageResult, len(run.Messages))
-	waiting := make([]int, len(run.Messages)) // dependencies not yet delivered
-	dependents := map[int][]int{}
-	for i, m := range run.Messages {
-		msgs[i] = &MessageResult{Message: m}
-		waiting[i] = len(m.After)
-		for _, d := range m.After {
-			dependents[d] = append(dependents[d], i)
-		}
-	}
-	r.Messages = msgs
-
-	start := time.Now()
-	var mono unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) == nil {
-		r.StartMonoNs = mono.Nano()
-	}
-	in := &injector{ctl: ctl, failed: map[int]bool{}}
-	faults := make(chan FaultEvent, len(run.Timeline))
-	go in.runTimeline(runCtx, start, run.Timeline, func(ev FaultEvent) { faults <- ev })
-
-	// Releases: messages without dependencies at their start offsets;
-	// dependents when the last of their dependencies is delivered (and
-	// not before their own start offset).
-	release := make(chan int, len(msgs))
-	var timers []*time.Timer
-	schedule := func(i int) {
-		wait := time.Until(start.Add(run.Messages[i].Start))
-		if wait <= 0 {
-			release <- i
-			return
-		}
-		timers = append(timers, time.AfterFunc(wait, func() { release <- i }))
-	}
-	for i := range msgs {
-		if waiting[i] == 0 {
-			schedule(i)
-		}
-	}
-	defer func() {
-		for _, t := range timers {
-			t.Stop()
-		}
-	}()
-
-	timeout := time.NewTimer(cell.Config.Timeout)
-	defer timeout.Stop()
-	delivered := 0
-	var loopErr error
-loop:
-	for delivered < len(msgs) {
-		select {
-		case <-ctx.Done():
-			r.Status = StatusInterrupted
-			break loop
-		case <-timeout.C:
-			r.Status = StatusTimeout
-			break loop
-		case ev := <-faults:
-			r.Faults = append(r.Faults, ev)
-		case i := <-release:
-			msgs[i].Released = time.Since(start)
-			if err := agents.Send(run.Messages[i]); err != nil {
-				loopErr = fmt.Errorf("send message %d: %w", i, err)
-				break loop
-			}
-		case ev := <-agents.Events():
-			switch ev.Kind {
-			case EventError:
-				loopErr = ev.Err
-				break loop
-			case EventSent:
-				if ev.Msg >= 0 && ev.Msg < len(msgs) {
-					msgs[ev.Msg].Sent = ev.Sent
-				}
-			case EventReceived:
-				if ev.Msg < 0 || ev.Msg >= len(msgs) || msgs[ev.Msg].Received != nil {
-					continue
-				}
-				m := msgs[ev.Msg]
-				m.Received, m.Done = ev.Received, time.Since(start)
-				delivered++
-				for _, d := range dependents[ev.Msg] {
-					if waiting[d]--; waiting[d] == 0 {
-						schedule(d)
-					}
-				}
-			}
-		}
-	}
-	if delivered == len(msgs) {
-		r.Status = StatusComplete
-		for _, m := range msgs {
-			r.CCT = max(r.CCT, m.Done)
-		}
-	}
-	// Let the last acknowledgements reach their senders before stopping.
-	drain := time.After(200 * time.Millisecond)
-drainLoop:
-	for r.Status == StatusComplete {
-		select {
-		case ev := <-agents.Events():
-			if ev.Kind == EventSent && ev.Msg >= 0 && ev.Msg < len(msgs) {
-				msgs[ev.Msg].Sent = ev.Sent
-			}
-		case <-drain:
-			break drainLoop
-		}
-	}
-	cancel()
-	flows, stopErr := agents.Stop()
-	cpuStats := cpu.Stop()
-	cpuStopped = true
-	r.Flows = flows
-	r.Duration = time.Since(start)
-	if ports, err := settledStats(ctl); err == nil {
-		r.Ports = ports
-		if dq != nil {
-			loopErr = errors.Join(loopErr, dq.Fill(ports))
-			hosts, err := dq.HostPorts()
-			loopErr = errors.Join(loopErr, err)
-			r.hostPorts = hosts
-		}
-	} else {
-		loopErr = errors.Join(loopErr, err)
-	}
-	for len(faults) > 0 {
-		r.Faults = append(r.Faults, <-faults)
-	}
-	if err := errors.Join(loopErr, stopErr); err != nil {
-		return fail(err)
-	}
-	r.Fidelity = judge(r, cell, run, cpuStats)
-	return r
 }

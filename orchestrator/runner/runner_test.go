@@ -12,6 +12,8 @@ import (
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/report"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 )
@@ -115,19 +117,19 @@ compare:
 			}
 		}
 	}
-	for _, f := range []string{RunFile, FlowsFile, LinksFile, SubflowsFile, SummaryFile, ReportFile} {
+	for _, f := range []string{results.RunFile, results.FlowsFile, results.LinksFile, results.SubflowsFile, report.SummaryFile, report.ReportFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	before, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	before, _ := os.ReadFile(filepath.Join(dir, report.ReportFile))
 	if !strings.Contains(string(before), "policy=ofan") || !strings.Contains(string(before), "E->A") {
 		t.Errorf("report lacks cells or queue directions:\n%s", before)
 	}
-	if _, err := Report(dir); err != nil {
+	if _, err := report.Rebuild(dir); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	after, _ := os.ReadFile(filepath.Join(dir, report.ReportFile))
 	if string(before) != string(after) {
 		t.Errorf("report rebuilt from the raw files differs:\n--- live\n%s\n--- rebuilt\n%s", before, after)
 	}
@@ -171,7 +173,7 @@ timeout: 300ms
 	if c.CompleteRuns != 0 || c.Delivered != c.Messages-2 {
 		t.Errorf("cell %+v: want no complete run and everything but message 3 delivered in both", c)
 	}
-	data, _ := os.ReadFile(filepath.Join(dir, RunFile))
+	data, _ := os.ReadFile(filepath.Join(dir, results.RunFile))
 	if !strings.Contains(string(data), `"complete": false`) || !strings.Contains(string(data), `"status": "timeout"`) ||
 		!strings.Contains(string(data), `"status": "interrupted"`) {
 		t.Errorf("run.json does not record the timeout and the interruption")

@@ -58,6 +58,24 @@ func Layers(k topology.Kind) []Layer {
 // Policy is the policy of every layer.
 type Policy map[Layer]PolicyName
 
+// Edge is the policy of the switches right above the hosts (fat-tree edge
+// switches, leaf-spine leaves); ecmp when none is set.
+func (p Policy) Edge() PolicyName { return p.first(LayerEdge, LayerLeaf) }
+
+// Agg is the policy of fat-tree aggregation switches; ecmp when none is
+// set (and in a leaf-spine fabric, which has none).
+func (p Policy) Agg() PolicyName { return p.first(LayerAgg) }
+
+// first is the policy of the first of layers that has one, or ecmp.
+func (p Policy) first(layers ...Layer) PolicyName {
+	for _, l := range layers {
+		if name, ok := p[l]; ok {
+			return name
+		}
+	}
+	return PolicyName(switchd.ECMP)
+}
+
 // Uses reports whether some layer runs p.
 func (p Policy) Uses(name PolicyName) bool {
 	for _, v := range p {

@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 )
 
@@ -74,20 +72,20 @@ links keeping their ratio to the fastest.`,
 			if asJSON {
 				if jerr := a.printJSON(struct {
 					Dir     string          `json:"dir"`
-					Summary *runner.Summary `json:"summary"`
+					Summary *report.Summary `json:"summary"`
 					Error   string          `json:"error,omitempty"`
 				}{dir, sum, errString(err)}); jerr != nil {
 					return jerr
 				}
 			} else if dir != "" {
 				if !quiet {
-					if report, rerr := os.ReadFile(filepath.Join(dir, runner.ReportFile)); rerr == nil {
-						fmt.Fprintln(a.stdout, string(report))
+					if md, rerr := os.ReadFile(filepath.Join(dir, report.ReportFile)); rerr == nil {
+						fmt.Fprintln(a.stdout, string(md))
 					}
 				}
 				fmt.Fprintf(a.stdout, "results: %s\n", dir)
 				if sum != nil {
-					writeFidelityLine(a.stderr, sum.Fidelity)
+					report.WriteVerdicts(a.stderr, sum.Fidelity)
 				}
 			}
 			return err
@@ -105,22 +103,6 @@ links keeping their ratio to the fastest.`,
 	return cmd
 }
 
-// writeFidelityLine tells the run's fidelity verdicts on w (stderr: -q
-// keeps stdout to the results directory).
-func writeFidelityLine(w io.Writer, f runner.FidelitySummary) {
-	if f.Verdict == "" {
-		return
-	}
-	fmt.Fprintf(w, "fidelity: %s\n", f.Verdict)
-	for _, r := range f.Runs {
-		fmt.Fprintf(w, "  %s rep %d: %s", r.Cell, r.Repetition, r.Verdict)
-		for _, why := range r.Reasons {
-			fmt.Fprintf(w, "\n    %s", why)
-		}
-		fmt.Fprintln(w)
-	}
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -134,10 +116,10 @@ func (a *app) reportCommand() *cobra.Command {
 		Short: "Rebuild summary.json and report.md from a run's raw files",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := runner.Report(args[0]); err != nil {
+			if _, err := report.Rebuild(args[0]); err != nil {
 				return err
 			}
-			data, err := os.ReadFile(filepath.Join(args[0], runner.ReportFile))
+			data, err := os.ReadFile(filepath.Join(args[0], report.ReportFile))
 			if err != nil {
 				return err
 			}
@@ -147,60 +129,22 @@ func (a *app) reportCommand() *cobra.Command {
 	}
 }
 
-func readSummary(dir string) (*runner.Summary, error) {
-	data, err := os.ReadFile(filepath.Join(dir, runner.SummaryFile))
-	if err != nil {
-		return runner.Report(dir)
-	}
-	var s runner.Summary
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, runner.SummaryFile), err)
-	}
-	return &s, nil
-}
-
 func (a *app) compareCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "compare <results-dir> <results-dir>",
 		Short: "Put two runs side by side, cell by cell",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			x, err := readSummary(args[0])
+			x, err := report.Load(args[0])
 			if err != nil {
 				return err
 			}
-			y, err := readSummary(args[1])
+			y, err := report.Load(args[1])
 			if err != nil {
 				return err
 			}
-			writeCompare(a.stdout, args[0], args[1], x, y)
+			report.WriteCompare(a.stdout, args[0], args[1], x, y)
 			return nil
 		},
 	}
-}
-
-func writeCompare(w io.Writer, nameA, nameB string, x, y *runner.Summary) {
-	fmt.Fprintf(w, "A: %s (%s)\nB: %s (%s)\n\n", nameA, x.Scenario, nameB, y.Scenario)
-	t := newTable(w)
-	fmt.Fprintln(t, "CELL\tFCT p99 A\tFCT p99 B\tCCT A\tCCT B\tRETX A\tRETX B\tSPURIOUS A\tSPURIOUS B\tRTOs A\tRTOs B")
-	byName := map[string]runner.CellSummary{}
-	for _, c := range y.Cells {
-		byName[c.Cell] = c
-	}
-	d := func(ns float64) string {
-		if ns == 0 {
-			return "-"
-		}
-		return time.Duration(ns).Round(time.Microsecond).String()
-	}
-	for _, c := range x.Cells {
-		o, ok := byName[c.Cell]
-		if !ok {
-			fmt.Fprintf(t, "%s\t%s\t(not in B)\t%s\t\t%d\t\t%d\t\t%d\t\n", c.Cell, d(c.FCTP99), d(c.CCTMean), c.RetxNeeded, c.RetxSpurious, c.RTOs)
-			continue
-		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Cell, d(c.FCTP99), d(o.FCTP99), d(c.CCTMean), d(o.CCTMean),
-			c.RetxNeeded, o.RetxNeeded, c.RetxSpurious, o.RetxSpurious, c.RTOs, o.RTOs)
-	}
-	_ = t.Flush()
 }

@@ -1,4 +1,4 @@
-package runner
+package results
 
 import (
 	"encoding/csv"
@@ -9,29 +9,60 @@ import (
 	"path/filepath"
 )
 
-// Result files in a run directory.
+// The raw files of a results directory.
 const (
 	RunFile      = "run.json"
 	FlowsFile    = "flows.csv"
 	LinksFile    = "links.csv"
 	SubflowsFile = "subflows.csv"
-	SummaryFile  = "summary.json"
-	ReportFile   = "report.md"
 )
 
-// writer appends each finished run to the result files as soon as it ends,
+// NewDir creates a new results directory named name under parent; two
+// runs started in the same second get name and name-2, never one
+// directory.
+func NewDir(parent, name string) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("results: %w", err)
+	}
+	for i := 1; ; i++ {
+		dir := filepath.Join(parent, name)
+		if i > 1 {
+			dir += fmt.Sprintf("-%d", i)
+		}
+		switch err := os.Mkdir(dir, 0o755); {
+		case err == nil:
+			return dir, nil
+		case !errors.Is(err, os.ErrExist) || i >= 1000:
+			return "", fmt.Errorf("results: %w", err)
+		}
+	}
+}
+
+// MakeDir creates dir, which must not exist yet: results are never
+// written over.
+func MakeDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// Writer appends each finished run to the CSV files as soon as it ends,
 // so an interrupted scenario keeps every run that completed.
-type writer struct {
-	dir                    string
+type Writer struct {
 	flows, links, subflows *os.File
 	fw, lw, sw             *csv.Writer
 }
 
-func newWriter(dir string) (*writer, error) {
+// NewWriter creates dir's CSV files, with their headers.
+func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	w := &writer{dir: dir}
+	w := &Writer{}
 	var err error
 	if w.flows, err = os.Create(filepath.Join(dir, FlowsFile)); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
@@ -52,19 +83,19 @@ func newWriter(dir string) (*writer, error) {
 	return w, nil
 }
 
-// addRun appends one run's messages and ports and flushes them to disk.
-func (w *writer) addRun(r *RunResult) error {
-	for _, row := range flowRowsOf(r) {
+// Add appends one run's rows and flushes them to disk.
+func (w *Writer) Add(r Rows) error {
+	for _, row := range r.Flows {
 		if err := w.fw.Write(row.record()); err != nil {
 			return err
 		}
 	}
-	for _, row := range linkRowsOf(r) {
+	for _, row := range r.Links {
 		if err := w.lw.Write(row.record()); err != nil {
 			return err
 		}
 	}
-	for _, row := range subflowRowsOf(r) {
+	for _, row := range r.Subflows {
 		if err := w.sw.Write(row.record()); err != nil {
 			return err
 		}
@@ -75,7 +106,8 @@ func (w *writer) addRun(r *RunResult) error {
 	return errors.Join(w.fw.Error(), w.lw.Error(), w.sw.Error())
 }
 
-func (w *writer) close() error {
+// Close flushes and closes the files.
+func (w *Writer) Close() error {
 	w.fw.Flush()
 	w.lw.Flush()
 	w.sw.Flush()
@@ -83,8 +115,11 @@ func (w *writer) close() error {
 	return errors.Join(e1, e2, e3)
 }
 
-// writeJSON writes v to name in the run directory, atomically.
-func writeJSON(dir, name string, v any) error {
+// WriteMeta writes run.json to dir, atomically.
+func WriteMeta(dir string, m *Meta) error { return WriteJSON(dir, RunFile, m) }
+
+// WriteJSON writes v to name in dir, atomically.
+func WriteJSON(dir, name string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -94,30 +129,4 @@ func writeJSON(dir, name string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, name))
-}
-
-// readCSV reads a result CSV, checks its header and parses every row,
-// naming the file and line of the first bad one.
-func readCSV[T any](path string, header []string, parse func([]string) (T, error)) ([]T, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 || fmt.Sprint(recs[0]) != fmt.Sprint(header) {
-		return nil, fmt.Errorf("%s: not an ftlab results file (unexpected header)", path)
-	}
-	out := make([]T, 0, len(recs)-1)
-	for i, rec := range recs[1:] {
-		row, err := parse(rec)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, i+2, err)
-		}
-		out = append(out, row)
-	}
-	return out, nil
 }

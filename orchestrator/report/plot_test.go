@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftlab/ftlab/orchestrator/results"
 )
 
 func checkPlotFiles(t *testing.T, dir string) {
@@ -38,28 +40,28 @@ func checkPlotFiles(t *testing.T, dir string) {
 }
 
 func TestPlotsTwoCells(t *testing.T) {
-	link := func(cell, dir string, port int, tx, backlog uint64) linkRow {
-		return linkRow{Cell: cell, Switch: "s1", Port: port, Direction: dir, TxPackets: tx, MaxBacklog: backlog}
+	link := func(cell, dir string, port int, tx, backlog uint64) results.LinkRow {
+		return results.LinkRow{Cell: cell, Switch: "s1", Port: port, Direction: dir, TxPackets: tx, MaxBacklog: backlog}
 	}
-	flow := func(cell string, id int, fct time.Duration, delivered bool) flowRow {
-		return flowRow{Cell: cell, ID: id, FCT: fct, Delivered: delivered, RetxNeeded: id % 2, RTOs: id % 3, RetxSpurious: 1}
+	flow := func(cell string, id int, fct time.Duration, delivered bool) results.FlowRow {
+		return results.FlowRow{Cell: cell, ID: id, FCT: fct, Delivered: delivered, RetxNeeded: id % 2, RTOs: id % 3, RetxSpurious: 1}
 	}
-	byCell := map[string][]runRows{
+	byCell := map[string][]results.Rows{
 		"spray": {{
-			status: StatusComplete,
-			flows:  []flowRow{flow("spray", 1, 3*time.Millisecond, true), flow("spray", 2, 1500*time.Microsecond, true), flow("spray", 3, 0, false)},
-			links: []linkRow{link("spray", "E->A", 1, 100, 3000), link("spray", "E->A", 2, 300, 60000),
+			Status: results.StatusComplete,
+			Flows:  []results.FlowRow{flow("spray", 1, 3*time.Millisecond, true), flow("spray", 2, 1500*time.Microsecond, true), flow("spray", 3, 0, false)},
+			Links: []results.LinkRow{link("spray", "E->A", 1, 100, 3000), link("spray", "E->A", 2, 300, 60000),
 				link("spray", "A->C", 1, 200, 0), link("spray", "C->A", 1, 50, 1024), link("spray", "A->E", 1, 70, 4096)},
 		}, {
-			status: StatusComplete,
-			flows:  []flowRow{flow("spray", 1, 2*time.Millisecond, true)},
-			links:  []linkRow{link("spray", "E->A", 1, 120, 2000), link("spray", "E->A", 2, 110, 1000)},
+			Status: results.StatusComplete,
+			Flows:  []results.FlowRow{flow("spray", 1, 2*time.Millisecond, true)},
+			Links:  []results.LinkRow{link("spray", "E->A", 1, 120, 2000), link("spray", "E->A", 2, 110, 1000)},
 		}},
 		// Line-rate, nothing delivered: no queues, no FCTs.
 		"ecmp": {{
-			status: "failed",
-			flows:  []flowRow{flow("ecmp", 1, 0, false)},
-			links:  []linkRow{link("ecmp", "A->C", 1, 0, 0), link("ecmp", "E->A", 1, 0, 0)},
+			Status: "failed",
+			Flows:  []results.FlowRow{flow("ecmp", 1, 0, false)},
+			Links:  []results.LinkRow{link("ecmp", "A->C", 1, 0, 0), link("ecmp", "E->A", 1, 0, 0)},
 		}},
 	}
 	dir := t.TempDir()
@@ -73,7 +75,7 @@ func TestPlotsEmpty(t *testing.T) {
 	for name, cells := range map[string][]string{"no cells": nil, "cell without runs": {"idle"}} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := writePlots(dir, cells, map[string][]runRows{}); err != nil {
+			if err := writePlots(dir, cells, map[string][]results.Rows{}); err != nil {
 				t.Fatal(err)
 			}
 			checkPlotFiles(t, dir)

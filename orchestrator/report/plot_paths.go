@@ -1,4 +1,4 @@
-package runner
+package report
 
 // The paths plot (Ordered Chaos, Fig. 1A): for RSS over ECMP edges, the
 // share of a cell's active subflows on each first-hop uplink over time.
@@ -14,6 +14,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftlab/ftlab/orchestrator/results"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/switchd"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -57,9 +60,9 @@ type subflowKey struct {
 // subflows on each uplink as step lines (one per uplink, x in ms) and the
 // number of subflows counted. Rows without an uplink (not going up, or not
 // an ECMP edge) are left out.
-func pathShares(rows []subflowRow) (lines []plotter.XYs, subflows int) {
+func pathShares(rows []results.SubflowRow) (lines []plotter.XYs, subflows int) {
 	uplinks := 0
-	var evs []subflowRow
+	var evs []results.SubflowRow
 	for _, r := range rows {
 		if r.Uplink >= 0 {
 			evs = append(evs, r)
@@ -69,12 +72,12 @@ func pathShares(rows []subflowRow) (lines []plotter.XYs, subflows int) {
 	if len(evs) == 0 {
 		return nil, 0
 	}
-	slices.SortStableFunc(evs, func(a, b subflowRow) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(evs, func(a, b results.SubflowRow) int { return cmp.Compare(a.At, b.At) })
 	on := map[subflowKey]int{} // current uplink of each subflow
 	count := make([]int, uplinks)
 	lines = make([]plotter.XYs, uplinks)
 	share := func(u int) float64 { return float64(count[u]) / float64(len(on)) }
-	ms := func(r subflowRow) float64 { return float64(r.At) / 1e6 }
+	ms := func(r results.SubflowRow) float64 { return float64(r.At) / 1e6 }
 	for i := 0; i < len(evs); {
 		// Apply every change at this instant, then step.
 		t := evs[i].At
@@ -111,14 +114,14 @@ func pathShares(rows []subflowRow) (lines []plotter.XYs, subflows int) {
 }
 
 // pathsPanel draws one cell's panel from its first repetition's rows.
-func pathsPanel(cell string, rows []subflowRow) (*plot.Plot, error) {
+func pathsPanel(cell string, rows []results.SubflowRow) (*plot.Plot, error) {
 	rep := -1
 	for _, r := range rows {
 		if rep < 0 || r.Repetition < rep {
 			rep = r.Repetition
 		}
 	}
-	var first []subflowRow
+	var first []results.SubflowRow
 	for _, r := range rows {
 		if r.Repetition == rep {
 			first = append(first, r)
@@ -155,7 +158,7 @@ func pathsPanel(cell string, rows []subflowRow) (*plot.Plot, error) {
 // writePathsPlot writes paths.png and paths.svg, one panel per cell (in
 // the given order) from the cell's subflow rows; with no cells it writes
 // nothing.
-func writePathsPlot(dir string, cells []string, rows map[string][]subflowRow) error {
+func writePathsPlot(dir string, cells []string, rows map[string][]results.SubflowRow) error {
 	if len(cells) == 0 {
 		return nil
 	}
@@ -195,4 +198,29 @@ func writePathsPlot(dir string, cells []string, rows map[string][]subflowRow) er
 	render(svg)
 	save("svg", svg)
 	return errors.Join(errs...)
+}
+
+// rssFamily reports whether a cell's transport is RSS or one of its
+// variants: one that reads the rss block.
+func rssFamily(cfg *scenario.Config) bool { return cfg.RSS != nil }
+
+// pathCells lists the summarized cells (in the summary's order) whose
+// paths plot is drawn: ECMP at the edge and an RSS-family transport, where
+// a subflow's EV alone decides its first hop.
+func pathCells(meta *results.Meta, sum *Summary) []string {
+	if meta == nil || meta.Scenario == nil || sum == nil {
+		return nil
+	}
+	cfgs := map[string]*scenario.Config{}
+	for _, c := range meta.Scenario.Cells {
+		cfgs[c.Name] = c.Config
+	}
+	var out []string
+	for _, c := range plotCells(sum) {
+		cfg := cfgs[c]
+		if cfg != nil && rssFamily(cfg) && cfg.Policy.Edge() == switchd.ECMP {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package report
 
 // Plots of a results directory, drawn with gonum.org/v1/plot, the plotting
 // library of the Gonum project: well kept, pure Go (no cgo, no external
@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -51,7 +52,7 @@ func plotCells(sum *Summary) []string {
 // plots are computed from the rows only, so a fresh run and a later
 // Report give the same plots. Missing data (no delivered message, no
 // queue ever built up) gives an empty or flat plot, never an error.
-func writePlots(dir string, cells []string, byCell map[string][]runRows) error {
+func writePlots(dir string, cells []string, byCell map[string][]results.Rows) error {
 	sums := make([]CellSummary, len(cells))
 	for i, c := range cells {
 		sums[i] = summarize(c, byCell[c])
@@ -108,14 +109,14 @@ func newPlot(title, x, y string) *plot.Plot {
 
 // fctCDFPlot draws the empirical CDF of the delivered messages' FCT, one
 // line per cell.
-func fctCDFPlot(cells []string, byCell map[string][]runRows) (*plot.Plot, error) {
+func fctCDFPlot(cells []string, byCell map[string][]results.Rows) (*plot.Plot, error) {
 	p := newPlot("FCT CDF", "FCT (ms)", "fraction of delivered messages")
 	p.Y.Min, p.Y.Max = 0, 1
 	drawn := false
 	for i, c := range cells {
 		var fcts []float64
 		for _, r := range byCell[c] {
-			for _, m := range r.flows {
+			for _, m := range r.Flows {
 				if m.Delivered {
 					fcts = append(fcts, float64(m.FCT)/1e6)
 				}

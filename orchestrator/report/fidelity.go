@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
+	"github.com/ftlab/ftlab/orchestrator/results"
+)
+
+// RunVerdict is one run's fidelity verdict in summary.json.
+type RunVerdict struct {
+	Cell       string           `json:"cell"`
+	Repetition int              `json:"repetition"`
+	Verdict    fidelity.Verdict `json:"verdict"`
+	Reasons    []string         `json:"reasons,omitempty"`
+}
+
+// FidelitySummary is summary.json's fidelity: overall and per run.
+type FidelitySummary struct {
+	Verdict fidelity.Verdict `json:"verdict,omitempty"`
+	Strict  bool             `json:"strict,omitempty"`
+	Failed  bool             `json:"failed"` // the verdicts failed the scenario
+	Runs    []RunVerdict     `json:"runs"`
+}
+
+func fidelityOf(meta *results.Meta) FidelitySummary {
+	s := FidelitySummary{Verdict: meta.Fidelity, Strict: meta.Strict, Failed: meta.FidelityFailed()}
+	for _, r := range meta.Runs {
+		rv := RunVerdict{Cell: r.Cell, Repetition: r.Repetition, Verdict: "-"}
+		if r.Fidelity != nil {
+			rv.Verdict, rv.Reasons = r.Fidelity.Verdict, r.Fidelity.Reasons
+		}
+		s.Runs = append(s.Runs, rv)
+	}
+	return s
+}
+
+// writeFidelity renders report.md's Fidelity section.
+func writeFidelity(b *strings.Builder, f FidelitySummary) {
+	b.WriteString("\n## Fidelity\n\nDo the numbers reflect the emulated network, or the machine? ")
+	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders' pacing error above %.0f%%, a saturated link whose real queue served below %.0f%% of its rate while backlogged, or link queues not measured. ",
+		100*fidelity.MaxCPUSaturated, 100*fidelity.MaxPacingError, 100*fidelity.MinLinkRate)
+	b.WriteString("FAIL: packets reordered within one path (same EV, checked when every layer runs ECMP and no link fails), or lost with no configured cause.\n\n")
+	switch {
+	case f.Verdict == "":
+		b.WriteString("Overall: not judged (no run finished).\n")
+	case f.Failed && f.Verdict == fidelity.WARN:
+		fmt.Fprintf(b, "Overall: **%s**: the scenario **failed** (--strict counts WARN as a failure).\n", f.Verdict)
+	case f.Failed:
+		fmt.Fprintf(b, "Overall: **%s**: the scenario **failed**: its numbers do not reflect the emulated network.\n", f.Verdict)
+	default:
+		fmt.Fprintf(b, "Overall: **%s**.\n", f.Verdict)
+	}
+	if len(f.Runs) == 0 {
+		return
+	}
+	b.WriteString("\n| cell | repetition | verdict | reasons |\n|---|---|---|---|\n")
+	for _, r := range f.Runs {
+		reasons := "-"
+		if len(r.Reasons) > 0 {
+			reasons = strings.ReplaceAll(strings.Join(r.Reasons, "; "), "|", "/")
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", r.Cell, r.Repetition, r.Verdict, reasons)
+	}
+}
+
+// WriteVerdicts tells the runs' fidelity verdicts on w, one line per run
+// with its reasons below; nothing when no run was judged.
+func WriteVerdicts(w io.Writer, f FidelitySummary) {
+	if f.Verdict == "" {
+		return
+	}
+	fmt.Fprintf(w, "fidelity: %s\n", f.Verdict)
+	for _, r := range f.Runs {
+		fmt.Fprintf(w, "  %s rep %d: %s", r.Cell, r.Repetition, r.Verdict)
+		for _, why := range r.Reasons {
+			fmt.Fprintf(w, "\n    %s", why)
+		}
+		fmt.Fprintln(w)
+	}
+}
