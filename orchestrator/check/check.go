@@ -152,6 +152,29 @@ type Options struct {
 	Load func(path string) (*scenario.Scenario, error)
 	// Before is told about each scenario before it runs.
 	Before func(check, scenario string)
+	// Failed, if set, is told about each check RunAll could not evaluate,
+	// as it happens.
+	Failed func(check string, err error)
+}
+
+// RunAll runs the checks in order, each with RunOne. A check that cannot
+// be evaluated is one of errs, and the others still run, until ctx ends.
+func RunAll(ctx context.Context, checks []Check, opt Options) (results []Result, errs []error) {
+	for _, c := range checks {
+		r, err := RunOne(ctx, c, opt)
+		if err != nil {
+			errs = append(errs, err)
+			if opt.Failed != nil {
+				opt.Failed(c.Name, err)
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		results = append(results, r)
+	}
+	return results, errs
 }
 
 var verdictRank = map[string]int{"": 0, "OK": 1, "WARN": 2, "FAIL": 3}

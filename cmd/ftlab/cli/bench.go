@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -14,11 +15,35 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/bench"
 )
 
+// benchFlags are ftlab bench's flags.
+type benchFlags struct {
+	ks            string
+	quick, asJSON bool
+	reps          int
+	out           string
+}
+
+// options are the benchmarks' options for the flags; kGiven says whether
+// --k was given (its default is the fabric section's own).
+func (f *benchFlags) options(kGiven bool, log io.Writer) (bench.Options, error) {
+	if f.reps < 0 {
+		return bench.Options{}, fmt.Errorf("--repetitions: %d is negative", f.reps)
+	}
+	opt := bench.Options{Quick: f.quick, Repetitions: f.reps, Log: log}
+	if kGiven {
+		for _, s := range strings.Split(f.ks, ",") {
+			k, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || k < 2 || k%2 != 0 {
+				return bench.Options{}, fmt.Errorf("--k: %q is not an even fat-tree size", s)
+			}
+			opt.K = append(opt.K, k)
+		}
+	}
+	return opt, nil
+}
+
 func (a *app) benchCommand() *cobra.Command {
-	var ks string
-	var quick, asJSON bool
-	var reps int
-	var out string
+	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench [fabric|dataplane|agent|memory|all]",
 		Short: "Measure ftlab against baselines taken in the same run",
@@ -37,33 +62,24 @@ times and reported as the median with the min, max and relative spread. Everythi
 			if len(args) == 1 {
 				section = args[0]
 			}
-			if reps < 0 {
-				return fmt.Errorf("--repetitions: %d is negative", reps)
-			}
-			opt := bench.Options{Quick: quick, Repetitions: reps, Log: a.stderr}
-			if cmd.Flags().Changed("k") {
-				for _, f := range strings.Split(ks, ",") {
-					k, err := strconv.Atoi(strings.TrimSpace(f))
-					if err != nil || k < 2 || k%2 != 0 {
-						return fmt.Errorf("--k: %q is not an even fat-tree size", f)
-					}
-					opt.K = append(opt.K, k)
-				}
+			opt, err := f.options(cmd.Flags().Changed("k"), a.stderr)
+			if err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			rep, err := bench.Run(ctx, []string{section}, opt)
 			if rep != nil && len(rep.Sections) > 0 || err == nil {
-				if out != "" {
+				if f.out != "" {
 					var b bytes.Buffer
 					if merr := rep.Markdown(&b); merr != nil {
 						return merr
 					}
-					if werr := os.WriteFile(out, b.Bytes(), 0o644); werr != nil {
+					if werr := os.WriteFile(f.out, b.Bytes(), 0o644); werr != nil {
 						return werr
 					}
 				}
-				if asJSON {
+				if f.asJSON {
 					if jerr := a.printJSON(rep); jerr != nil {
 						return jerr
 					}
@@ -74,10 +90,10 @@ times and reported as the median with the min, max and relative spread. Everythi
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&ks, "k", "4,8,16", "fat-tree sizes for the fabric section, comma-separated")
-	cmd.Flags().BoolVar(&quick, "quick", false, "short windows, k=4 only, one repetition (smoke test)")
-	cmd.Flags().IntVar(&reps, "repetitions", 0, fmt.Sprintf("measure each memory figure this many times and report the median, min and max (0: %d, or 1 with --quick)", bench.DefaultRepetitions))
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cmd.Flags().StringVar(&out, "out", "", "also write the report as markdown to this file")
+	cmd.Flags().StringVar(&f.ks, "k", "4,8,16", "fat-tree sizes for the fabric section, comma-separated")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "short windows, k=4 only, one repetition (smoke test)")
+	cmd.Flags().IntVar(&f.reps, "repetitions", 0, fmt.Sprintf("measure each memory figure this many times and report the median, min and max (0: %d, or 1 with --quick)", bench.DefaultRepetitions))
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&f.out, "out", "", "also write the report as markdown to this file")
 	return cmd
 }

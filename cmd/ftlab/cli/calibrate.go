@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/calibrate"
@@ -76,107 +74,55 @@ func (f *rateFlags) options() (calibrate.Options, error) {
 	return o, nil
 }
 
-// source loads the scenario a calibration is about.
-type source func(scenario.Options) (*scenario.Scenario, error)
-
-func fileSource(path string) source {
-	return func(o scenario.Options) (*scenario.Scenario, error) { return scenario.LoadWith(path, o) }
-}
-
-// workloadFlags describe a scenario for calibrating a topology file.
-type workloadFlags struct {
-	workload, size, transport, policy string
-}
-
-// isTopologyFile tells a topology file (kind: at the top) from a scenario.
-func isTopologyFile(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	var top map[string]any
-	if yaml.Unmarshal(data, &top) != nil {
-		return false
-	}
-	_, kind := top["kind"]
-	_, topo := top["topology"]
-	return kind && !topo
-}
-
-// topologySource makes the scenario "this topology, this workload" that
-// calibrating a topology file measures. Its problems are reported as in
-// a file named after the topology.
-func topologySource(path string, w workloadFlags) (source, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	doc, err := yaml.Marshal(map[string]any{
-		"name":      name + "-" + w.workload,
-		"topology":  abs,
-		"workload":  map[string]string{"kind": w.workload, "size": w.size},
-		"transport": w.transport,
-		"policy":    w.policy,
-	})
-	if err != nil {
-		return nil, err
-	}
-	file := strings.TrimSuffix(abs, filepath.Ext(abs)) + ".calibrate.yaml"
-	return func(o scenario.Options) (*scenario.Scenario, error) { return scenario.ParseWith(file, doc, o) }, nil
-}
-
-// calibration runs a calibration of the scenario src loads, telling its
-// trials on stderr, and keeps it in the cache (unless noCache).
-func (a *app) calibration(ctx context.Context, src source, f *rateFlags, ro runner.Options, noCache bool) (*calibrate.Result, string, error) {
+// calibrationOptions are a calibration's options from its flags, its
+// trials run with ro and told on stderr.
+func (a *app) calibrationOptions(f *rateFlags, ro runner.Options) (calibrate.Options, error) {
 	opt, err := f.options()
 	if err != nil {
-		return nil, "", err
+		return opt, err
 	}
-	base, err := src(scenario.Options{})
-	if err != nil {
-		return nil, "", err
+	opt.Runner, opt.Trial = ro, a.printTrial
+	return opt, nil
+}
+
+// printTrial tells one calibration trial on stderr.
+func (a *app) printTrial(t calibrate.Trial) {
+	verdict := string(t.Verdict)
+	if verdict == "" {
+		verdict = "-"
 	}
-	root := ro.ResultsRoot
-	if root == "" {
-		root = "results"
-	}
-	opt.Dir = filepath.Join(root, base.Name, "calibrate-"+time.Now().UTC().Format("20060102-150405"))
-	opt.Runner = ro
-	opt.Trial = func(t calibrate.Trial) {
-		verdict := string(t.Verdict)
-		if verdict == "" {
-			verdict = "-"
-		}
-		fmt.Fprintf(a.stderr, "  trial %d at %s: %s in %s", t.N, units.FormatRate(t.RateBps), verdict, t.Elapsed.Round(100*time.Millisecond))
-		if !t.OK && len(t.Reasons) > 0 {
-			fmt.Fprintf(a.stderr, ", not OK: %s", t.Reasons[0])
-			if len(t.Reasons) > 1 {
-				fmt.Fprintf(a.stderr, " (and %d more)", len(t.Reasons)-1)
-			}
-		}
-		fmt.Fprintln(a.stderr)
-	}
-	var cache *calibrate.Cache
-	if !noCache {
-		dir, err := calibrate.CacheDir()
-		if err != nil {
-			return nil, "", err
-		}
-		if cache, err = calibrate.OpenCache(dir); err != nil {
-			return nil, "", err
+	fmt.Fprintf(a.stderr, "  trial %d at %s: %s in %s", t.N, units.FormatRate(t.RateBps), verdict, t.Elapsed.Round(100*time.Millisecond))
+	if !t.OK && len(t.Reasons) > 0 {
+		fmt.Fprintf(a.stderr, ", not OK: %s", t.Reasons[0])
+		if len(t.Reasons) > 1 {
+			fmt.Fprintf(a.stderr, " (and %d more)", len(t.Reasons)-1)
 		}
 	}
-	load := func(rate uint64) (*scenario.Scenario, error) {
-		return src(scenario.Options{Rate: rate, RateSource: "calibration trial"})
+	fmt.Fprintln(a.stderr)
+}
+
+// workloadFlagNames are the flags describing the scenario of a topology
+// file.
+var workloadFlagNames = []string{"workload", "size", "transport", "policy"}
+
+// sourceOf is what bench calibrate calibrates: the scenario file at path,
+// or the scenario of a topology file with the workload flags, which are
+// refused with a scenario (changed says which flags were given).
+func sourceOf(path string, w calibrate.Workload, changed func(flag string) bool) (calibrate.Source, error) {
+	if calibrate.IsTopologyFile(path) {
+		return calibrate.TopologySource(path, w)
 	}
-	res, err := calibrate.Calibrate(ctx, load, opt, cache)
-	return res, opt.Dir, err
+	for _, f := range workloadFlagNames {
+		if changed(f) {
+			return nil, fmt.Errorf("--%s is for calibrating a topology file; %s is a scenario (edit it instead)", f, path)
+		}
+	}
+	return calibrate.FileSource(path), nil
 }
 
 func (a *app) calibrateCommand() *cobra.Command {
 	var rf rateFlags
-	var wf workloadFlags
+	var wf calibrate.Workload
 	var name, results string
 	var asJSON, noCache bool
 	cmd := &cobra.Command{
@@ -206,21 +152,16 @@ other setting at its default).`,
 			ctx := cmd.Context()
 			b := Build()
 			ro := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter, Version: b.Version, Commit: b.Commit}
-			src := fileSource(args[0])
-			if isTopologyFile(args[0]) {
-				var err error
-				if src, err = topologySource(args[0], wf); err != nil {
-					return err
-				}
-			} else {
-				for _, f := range []string{"workload", "size", "transport", "policy"} {
-					if cmd.Flags().Changed(f) {
-						return fmt.Errorf("--%s is for calibrating a topology file; %s is a scenario (edit it instead)", f, args[0])
-					}
-				}
+			src, err := sourceOf(args[0], wf, cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			opt, err := a.calibrationOptions(&rf, ro)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(a.stderr, "calibrating %s\n", args[0])
-			res, dir, err := a.calibration(ctx, src, &rf, ro, noCache)
+			res, dir, err := calibrate.Run(ctx, src, opt, noCache)
 			if res != nil {
 				if asJSON {
 					if jerr := a.printJSON(res); jerr != nil {
@@ -239,53 +180,38 @@ other setting at its default).`,
 	cmd.Flags().StringVarP(&name, "name", "n", "calib", "lab name used for the trials' fabrics")
 	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/calibrate-<time>/ is written")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "do not keep the answer for rate: auto")
-	cmd.Flags().StringVar(&wf.workload, "workload", "permutation", "with a topology file: the workload kind")
-	cmd.Flags().StringVar(&wf.size, "size", "1MiB", "with a topology file: the message size")
-	cmd.Flags().StringVar(&wf.transport, "transport", "rss+pfld", "with a topology file: the transport")
-	cmd.Flags().StringVar(&wf.policy, "policy", "ecmp", "with a topology file: the switch policy")
+	cmd.Flags().StringVar(&wf.Kind, "workload", "permutation", "with a topology file: the workload kind")
+	cmd.Flags().StringVar(&wf.Size, "size", "1MiB", "with a topology file: the message size")
+	cmd.Flags().StringVar(&wf.Transport, "transport", "rss+pfld", "with a topology file: the transport")
+	cmd.Flags().StringVar(&wf.Policy, "policy", "ecmp", "with a topology file: the switch policy")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calibration as JSON")
 	return cmd
 }
 
-// loadForRun loads a scenario for ftlab run and ftlab check: at --rate
-// when it gives a rate; a scenario saying rate: auto (or any scenario,
-// with --rate auto) at its cached calibration, calibrated first when
-// there is none (or recalibrate is set).
-func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate bool, rf *rateFlags, ro runner.Options) (*scenario.Scenario, error) {
-	auto := strings.EqualFold(strings.TrimSpace(rate), "auto")
-	if rate != "" && !auto {
+// runRate parses --rate (and --recalibrate) of ftlab run and ftlab check:
+// a rate, auto, or nothing (the scenario's own).
+func runRate(rate string, recalibrate bool) (calibrate.RunRate, error) {
+	r := calibrate.RunRate{Recalibrate: recalibrate, Auto: strings.EqualFold(strings.TrimSpace(rate), "auto")}
+	if rate != "" && !r.Auto {
 		v, err := rateFlag("rate", rate)
 		if err != nil {
-			return nil, fmt.Errorf("%w; or auto", err)
+			return r, fmt.Errorf("%w; or auto", err)
 		}
-		return scenario.LoadWith(path, scenario.Options{Rate: v, RateSource: "--rate"})
+		r.Rate = v
 	}
-	sc, err := scenario.Load(path)
-	if err != nil || !(auto || sc.NeedsRate()) {
-		return sc, err
-	}
-	dir, err := calibrate.CacheDir()
+	return r, nil
+}
+
+// loadForRun loads a scenario for ftlab run and ftlab check at the rate
+// --rate says (calibrate.ForRun), calibrating with rf and ro where it must.
+func (a *app) loadForRun(ctx context.Context, path, rate string, recalibrate bool, rf *rateFlags, ro runner.Options) (*scenario.Scenario, error) {
+	r, err := runRate(rate, recalibrate)
 	if err != nil {
 		return nil, err
 	}
-	cache, err := calibrate.OpenCache(dir)
+	opt, err := a.calibrationOptions(rf, ro)
 	if err != nil {
 		return nil, err
 	}
-	key, err := calibrate.Key(func(rate uint64) (*scenario.Scenario, error) {
-		return scenario.LoadWith(path, scenario.Options{Rate: rate})
-	}, ro.Version)
-	if err != nil {
-		return nil, err
-	}
-	res := cache.Lookup(key)
-	if res == nil || recalibrate {
-		fmt.Fprintf(a.stderr, "%s runs at rate: auto and this machine has no calibration for it: calibrating first (once; kept in %s)\n", sc.Name, cache.Path())
-		if res, _, err = a.calibration(ctx, fileSource(path), rf, ro, false); err != nil {
-			return nil, fmt.Errorf("rate: auto: %w", err)
-		}
-		fmt.Fprintf(a.stderr, "calibrated: %s\n", res.Summary())
-	}
-	return scenario.LoadWith(path, scenario.Options{Rate: res.RateBps,
-		RateSource: fmt.Sprintf("calibration of %s on this machine (%s)", res.Finished.Format("2006-01-02 15:04"), cache.Path())})
+	return calibrate.ForRun(ctx, path, r, opt, a.stderr)
 }

@@ -10,13 +10,26 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/orchestrator/check"
+	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
+// checkFlags are ftlab check's flags.
+type checkFlags struct {
+	dir, results, rate  string
+	asJSON, recalibrate bool
+}
+
+// options are the checks' options for the flags: each check's scenarios
+// run on a lab named check.
+func (f *checkFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) check.Options {
+	return check.Options{Dir: f.dir, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: f.results,
+		Agents: agents, Version: b.Version, Commit: b.Commit}}
+}
+
 func (a *app) checkCommand() *cobra.Command {
-	var dir, results, rate string
-	var asJSON, recalibrate bool
+	var f checkFlags
 	cmd := &cobra.Command{
 		Use:   "check [name...]",
 		Short: "Run the paper checks: does a paper's claim hold in ftlab, scaled down?",
@@ -38,32 +51,22 @@ runs each at the rate this machine sustains with an OK fidelity verdict
 			if agentStarter == nil {
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
-			b := Build()
-			opt := check.Options{Dir: dir, Runner: runner.Options{Store: a.store, LabName: "check", ResultsRoot: results,
-				Agents: agentStarter, Version: b.Version, Commit: b.Commit}}
+			opt := f.options(a.store, agentStarter, Build())
 			rf := defaultRateFlags()
 			opt.Load = func(path string) (*scenario.Scenario, error) {
-				return a.loadForRun(cmd.Context(), path, rate, recalibrate, &rf, opt.Runner)
+				return a.loadForRun(cmd.Context(), path, f.rate, f.recalibrate, &rf, opt.Runner)
 			}
-			if !asJSON {
+			if !f.asJSON {
 				opt.Before = func(c, sc string) { fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc) }
 			}
+			opt.Failed = func(c string, err error) { fmt.Fprintf(a.stderr, "check %s: %v\n", c, err) }
 			start := time.Now()
-			var out []check.Result
-			var errs []string
-			for _, c := range checks {
-				r, err := check.RunOne(cmd.Context(), c, opt)
-				if err != nil {
-					errs = append(errs, err.Error())
-					fmt.Fprintf(a.stderr, "check %s: %v\n", c.Name, err)
-					if cmd.Context().Err() != nil {
-						break
-					}
-					continue
-				}
-				out = append(out, r)
+			out, failed := check.RunAll(cmd.Context(), checks, opt)
+			errs := make([]string, len(failed))
+			for i, err := range failed {
+				errs[i] = err.Error()
 			}
-			if asJSON {
+			if f.asJSON {
 				if err := a.printJSON(struct {
 					Results []check.Result `json:"results"`
 					Errors  []string       `json:"errors,omitempty"`
@@ -80,11 +83,11 @@ runs each at the rate this machine sustains with an OK fidelity verdict
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "scenarios/paper", "directory holding the paper scenarios")
-	cmd.Flags().StringVar(&results, "results", "results/paper", "directory under which each scenario's results are written")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
-	cmd.Flags().StringVar(&rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
-	cmd.Flags().BoolVar(&recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
+	cmd.Flags().StringVar(&f.dir, "dir", "scenarios/paper", "directory holding the paper scenarios")
+	cmd.Flags().StringVar(&f.results, "results", "results/paper", "directory under which each scenario's results are written")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().StringVar(&f.rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
+	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
 	return cmd
 }
 

@@ -25,23 +25,17 @@ type app struct {
 
 // Run executes the ftlab command line and returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, store: lab.DefaultStore()}
-	// Overrides for tests and for keeping a second set of labs apart.
-	if dir := os.Getenv("FTLAB_RUN_DIR"); dir != "" {
-		a.store.Dir = dir
+	store, err := storeOf(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "ftlab: %v\n", err)
+		return 2
 	}
-	if p := os.Getenv("FTLAB_PREFIX"); p != "" {
-		if err := lab.ValidatePrefix(p); err != nil {
-			fmt.Fprintf(stderr, "ftlab: FTLAB_PREFIX: %v\n", err)
-			return 2
-		}
-		a.store.Prefix = p
-	}
+	a := &app{stdout: stdout, stderr: stderr, store: store}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
@@ -51,6 +45,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ftlab: %v\n", err)
 	return 1
+}
+
+// storeOf is the machine's lab store, with the environment's overrides
+// (for tests, and for keeping a second set of labs apart): FTLAB_RUN_DIR
+// for its run directory, FTLAB_PREFIX for its namespace prefix.
+func storeOf(getenv func(string) string) (*lab.Store, error) {
+	s := lab.DefaultStore()
+	if dir := getenv("FTLAB_RUN_DIR"); dir != "" {
+		s.Dir = dir
+	}
+	if p := getenv("FTLAB_PREFIX"); p != "" {
+		if err := lab.ValidatePrefix(p); err != nil {
+			return nil, fmt.Errorf("FTLAB_PREFIX: %w", err)
+		}
+		s.Prefix = p
+	}
+	return s, nil
 }
 
 // exitError ends the process with a code and no further message (the

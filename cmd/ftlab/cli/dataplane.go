@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -96,19 +95,6 @@ reconverges to routes that avoid the link, or use it again.`,
 	return cmd
 }
 
-// stageTotals aggregates port statistics per direction label.
-type stageTotals struct {
-	Direction  string  `json:"direction"`
-	Ports      int     `json:"ports"`
-	TxPackets  uint64  `json:"tx_packets"`
-	TxBytes    uint64  `json:"tx_bytes"`
-	Drops      uint64  `json:"drops"`
-	CEMarked   uint64  `json:"ce_marked"`
-	Trimmed    uint64  `json:"trimmed"`
-	MaxBacklog uint64  `json:"max_backlog_bytes"`
-	MeanQueue  float64 `json:"mean_backlog_bytes"` // mean over ports of each port's time-averaged backlog
-}
-
 func (a *app) statsCommand() *cobra.Command {
 	var name string
 	var asJSON, reset, all bool
@@ -138,11 +124,11 @@ that carried or dropped traffic.`,
 			if err != nil {
 				return err
 			}
-			totals := totalByDirection(ports)
+			totals := switchd.TotalByDirection(ports)
 			if asJSON {
 				return a.printJSON(struct {
-					Directions []stageTotals       `json:"directions"`
-					Ports      []switchd.PortStats `json:"ports"`
+					Directions []switchd.DirectionTotals `json:"directions"`
+					Ports      []switchd.PortStats       `json:"ports"`
 				}{totals, ports})
 			}
 			w := newTable(a.stdout)
@@ -196,33 +182,4 @@ func dropCauses(c switchd.Counters) string {
 		return "0"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func totalByDirection(ports []switchd.PortStats) []stageTotals {
-	by := map[string]*stageTotals{}
-	for _, p := range ports {
-		t, ok := by[p.Direction]
-		if !ok {
-			t = &stageTotals{Direction: p.Direction}
-			by[p.Direction] = t
-		}
-		c := p.Counters
-		t.Ports++
-		t.TxPackets += c.TxPackets
-		t.TxBytes += c.TxBytes
-		t.Drops += c.Drops()
-		t.CEMarked += c.CEMarked
-		t.Trimmed += c.Trimmed
-		t.MaxBacklog = max(t.MaxBacklog, p.Queue.MaxBacklog)
-		t.MeanQueue += p.Queue.MeanBacklog()
-	}
-	out := make([]stageTotals, 0, len(by))
-	for _, t := range by {
-		t.MeanQueue /= float64(t.Ports)
-		out = append(out, *t)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return switchd.DirectionRank(out[i].Direction) < switchd.DirectionRank(out[j].Direction)
-	})
-	return out
 }

@@ -14,30 +14,47 @@ import (
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
+// upFlags are ftlab up's flags.
+type upFlags struct {
+	name, policy string
+	workers      int
+	dp           switchd.Config
+}
+
+// options are the lab's options for the flags, to build it from the
+// topology file.
+func (f *upFlags) options(file string) (lab.UpOptions, error) {
+	if err := lab.ValidateName(f.name); err != nil {
+		return lab.UpOptions{}, err
+	}
+	dp := f.dp
+	if f.policy != "" {
+		var err error
+		if dp.EdgePolicy, dp.AggPolicy, err = switchd.ParsePolicyFlag(f.policy); err != nil {
+			return lab.UpOptions{}, err
+		}
+	}
+	return lab.UpOptions{TopologyFile: file, Workers: f.workers, DataPlane: dp}, nil
+}
+
 func (a *app) upCommand() *cobra.Command {
-	var name, policy string
-	var workers int
-	var dp switchd.Config
+	var f upFlags
 	cmd := &cobra.Command{
 		Use:         "up <topology.yaml>",
 		Short:       "Build a lab from a topology file",
 		Args:        cobra.ExactArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := lab.ValidateName(name); err != nil {
+			opt, err := f.options(args[0])
+			if err != nil {
 				return err
-			}
-			if policy != "" {
-				var err error
-				if dp.EdgePolicy, dp.AggPolicy, err = switchd.ParsePolicyFlag(policy); err != nil {
-					return err
-				}
 			}
 			t, err := topology.Load(args[0])
 			if err != nil {
 				return err
 			}
-			st, err := a.store.Up(cmd.Context(), name, t, lab.UpOptions{TopologyFile: args[0], Workers: workers, DataPlane: dp})
+			name := f.name
+			st, err := a.store.Up(cmd.Context(), name, t, opt)
 			if err != nil {
 				return err
 			}
@@ -51,19 +68,23 @@ func (a *app) upCommand() *cobra.Command {
 			return nil
 		},
 	}
-	addNameFlag(cmd, &name)
-	cmd.Flags().IntVar(&workers, "workers", 0, "parallel build workers (0: twice the CPU count)")
-	f := cmd.Flags()
-	f.StringVar((*string)(&dp.DataPlane), "dataplane", string(switchd.DataPlaneBPF), "what forwards in the switches: bpf, kernel or none")
-	f.StringVar(&dp.Mode, "mode", switchd.ModeLineRate, "eBPF switch mode: linerate (XDP redirect, no queues) or shaped (HTB at link rate, link model)")
-	f.StringVar(&policy, "policy", "ecmp", "uplink policy: "+strings.Join(switchd.PolicyNames(), ", ")+"; or per layer: edge=ofan,agg=ecmp")
-	def := switchd.DefaultPolicyParams()
-	f.IntVar(&dp.PipeSize, "pipe-size", def.POfan.Pipe, "pofan: ingress ports per pipe (pofan.pipe)")
-	f.IntVar(&dp.AckThreshold, "ack-threshold", int(def.Ofan.AckThreshold), "ofan, pofan: packets of at most this many IPv4 bytes use the ACK pointers (ofan.ack_threshold)")
-	f.BoolVar(&dp.Trim, "trim", false, "shaped mode: trim data packets to their headers instead of dropping them")
-	f.Uint64Var(&dp.Seed, "seed", 1, "seed of ECMP hash seeds and Ofan pointer starts")
-	f.DurationVar(&dp.ConvergenceDelay, "convergence-delay", switchd.DefaultConvergenceDelay, "how long switches keep routes through a failed link")
+	f.add(cmd)
 	return cmd
+}
+
+func (f *upFlags) add(cmd *cobra.Command) {
+	addNameFlag(cmd, &f.name)
+	fs := cmd.Flags()
+	fs.IntVar(&f.workers, "workers", 0, "parallel build workers (0: twice the CPU count)")
+	fs.StringVar((*string)(&f.dp.DataPlane), "dataplane", string(switchd.DataPlaneBPF), "what forwards in the switches: bpf, kernel or none")
+	fs.StringVar(&f.dp.Mode, "mode", switchd.ModeLineRate, "eBPF switch mode: linerate (XDP redirect, no queues) or shaped (HTB at link rate, link model)")
+	fs.StringVar(&f.policy, "policy", "ecmp", "uplink policy: "+strings.Join(switchd.PolicyNames(), ", ")+"; or per layer: edge=ofan,agg=ecmp")
+	def := switchd.DefaultPolicyParams()
+	fs.IntVar(&f.dp.PipeSize, "pipe-size", def.POfan.Pipe, "pofan: ingress ports per pipe (pofan.pipe)")
+	fs.IntVar(&f.dp.AckThreshold, "ack-threshold", int(def.Ofan.AckThreshold), "ofan, pofan: packets of at most this many IPv4 bytes use the ACK pointers (ofan.ack_threshold)")
+	fs.BoolVar(&f.dp.Trim, "trim", false, "shaped mode: trim data packets to their headers instead of dropping them")
+	fs.Uint64Var(&f.dp.Seed, "seed", 1, "seed of ECMP hash seeds and Ofan pointer starts")
+	fs.DurationVar(&f.dp.ConvergenceDelay, "convergence-delay", switchd.DefaultConvergenceDelay, "how long switches keep routes through a failed link")
 }
 
 func describeDataPlane(c switchd.Config) string {

@@ -8,18 +8,48 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
 // agentStarter starts the host agents of a run: in-process agents that
 // speak the hostagent control protocol over pipes.
 var agentStarter runner.AgentStarter = runner.InProcessAgents
 
+// runFlags are ftlab run's flags.
+type runFlags struct {
+	name, reuse, results, rate         string
+	quiet, asJSON, strict, recalibrate bool
+	calibration                        rateFlags
+}
+
+func (f *runFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.name, "name", "n", "run", "lab name used for each cell's fabric")
+	cmd.Flags().StringVar(&f.reuse, "lab", "", "run every cell on this lab, which is up with the scenario's topology (its data plane is reprogrammed per cell; the lab stays up)")
+	cmd.Flags().StringVar(&f.results, "results", "results", "directory under which results/<scenario>/<timestamp>/ is written")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "fail the scenario (non-zero exit) when its fidelity verdict is WARN, not only FAIL")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results directory and summary as JSON")
+	cmd.Flags().StringVar(&f.rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio) instead of the scenario's; auto: the calibrated rate")
+	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
+	f.calibration.add(cmd)
+}
+
+// options are the runner's options for the flags, and those of the
+// calibration trials the run may have to make first: on labs of their
+// own, never --strict.
+func (f *runFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) (run, calib runner.Options) {
+	run = runner.Options{Store: store, LabName: f.name, ReuseLab: f.reuse, ResultsRoot: f.results, Agents: agents,
+		Version: b.Version, Commit: b.Commit, Strict: f.strict}
+	calib = run
+	calib.ReuseLab, calib.Strict = "", false
+	return run, calib
+}
+
 func (a *app) runCommand() *cobra.Command {
-	var name, reuse, results, rate string
-	var quiet, asJSON, strict, recalibrate bool
-	var rf rateFlags
+	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run <scenario.yaml>",
 		Short: "Run a scenario: every cell of its matrix, every repetition",
@@ -41,35 +71,20 @@ links keeping their ratio to the fastest.`,
 			if agentStarter == nil {
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
-			b := Build()
-			opt := runner.Options{Store: a.store, LabName: name, ReuseLab: reuse, ResultsRoot: results, Agents: agentStarter,
-				Version: b.Version, Commit: b.Commit, Strict: strict}
-			calib := opt
-			calib.ReuseLab, calib.Strict = "", false
-			sc, err := a.loadForRun(cmd.Context(), args[0], rate, recalibrate, &rf, calib)
+			opt, calib := f.options(a.store, agentStarter, Build())
+			sc, err := a.loadForRun(cmd.Context(), args[0], f.rate, f.recalibrate, &f.calibration, calib)
 			if err != nil {
 				return err
 			}
-			var bar *progressbar.ProgressBar
-			if !quiet && !asJSON {
-				total := 0
-				for _, c := range sc.Cells {
-					total += len(c.Runs)
-				}
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr),
-					progressbar.OptionSetDescription(sc.Name), progressbar.OptionShowCount(),
-					progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-					progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-				opt.Progress = func(p runner.Progress) {
-					bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
-					_ = bar.Set(p.Done)
-				}
+			var finish func()
+			if !f.quiet && !f.asJSON {
+				opt.Progress, finish = a.progressBar(sc)
 			}
 			dir, sum, err := runner.Run(cmd.Context(), sc, opt)
-			if bar != nil {
-				_ = bar.Finish()
+			if finish != nil {
+				finish()
 			}
-			if asJSON {
+			if f.asJSON {
 				if jerr := a.printJSON(struct {
 					Dir     string          `json:"dir"`
 					Summary *report.Summary `json:"summary"`
@@ -78,7 +93,7 @@ links keeping their ratio to the fastest.`,
 					return jerr
 				}
 			} else if dir != "" {
-				if !quiet {
+				if !f.quiet {
 					if md, rerr := os.ReadFile(filepath.Join(dir, report.ReportFile)); rerr == nil {
 						fmt.Fprintln(a.stdout, string(md))
 					}
@@ -91,16 +106,25 @@ links keeping their ratio to the fastest.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&name, "name", "n", "run", "lab name used for each cell's fabric")
-	cmd.Flags().StringVar(&reuse, "lab", "", "run every cell on this lab, which is up with the scenario's topology (its data plane is reprogrammed per cell; the lab stays up)")
-	cmd.Flags().StringVar(&results, "results", "results", "directory under which results/<scenario>/<timestamp>/ is written")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar and no report on stdout; print only the results directory")
-	cmd.Flags().BoolVar(&strict, "strict", false, "fail the scenario (non-zero exit) when its fidelity verdict is WARN, not only FAIL")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results directory and summary as JSON")
-	cmd.Flags().StringVar(&rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio) instead of the scenario's; auto: the calibrated rate")
-	cmd.Flags().BoolVar(&recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
-	rf.add(cmd)
+	f.add(cmd)
 	return cmd
+}
+
+// progressBar shows a run's progress on stderr: what to tell it, and how
+// to finish it.
+func (a *app) progressBar(sc *scenario.Scenario) (func(runner.Progress), func()) {
+	total := 0
+	for _, c := range sc.Cells {
+		total += len(c.Runs)
+	}
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr),
+		progressbar.OptionSetDescription(sc.Name), progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+	return func(p runner.Progress) {
+		bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
+		_ = bar.Set(p.Done)
+	}, func() { _ = bar.Finish() }
 }
 
 func errString(err error) string {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -12,127 +11,7 @@ import (
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/lab"
-	"github.com/ftlab/ftlab/switchd"
 )
-
-// statusView is `ftlab status --json`: the lab's record joined with what the
-// kernel says now.
-type statusView struct {
-	Lab          string               `json:"lab"`
-	Phase        lab.Phase            `json:"phase"`
-	PID          int                  `json:"pid"`
-	Created      time.Time            `json:"created"`
-	TopologyFile string               `json:"topology_file,omitempty"`
-	Topology     topologySummary      `json:"topology"`
-	Health       health               `json:"health"`
-	Nodes        []nodeView           `json:"nodes"`
-	Links        []linkView           `json:"links"`
-	DataPlane    switchd.Config       `json:"dataplane"`
-	FailedLinks  []string             `json:"failed_links,omitempty"`
-	Probes       []fabric.ProbeResult `json:"probes,omitempty"`
-	Timings      *fabric.Timings      `json:"timings,omitempty"`
-}
-
-type topologySummary struct {
-	Name         string        `json:"name"`
-	Kind         topology.Kind `json:"kind"`
-	K            int           `json:"k,omitempty"`
-	Leaves       int           `json:"leaves,omitempty"`
-	Spines       int           `json:"spines,omitempty"`
-	HostsPerLeaf int           `json:"hosts_per_leaf,omitempty"`
-	Hosts        int           `json:"hosts"`
-	Switches     int           `json:"switches"`
-	Links        int           `json:"links"`
-}
-
-type health struct {
-	Namespaces        int  `json:"namespaces"`
-	NamespacesPresent int  `json:"namespaces_present"`
-	Links             int  `json:"links"`
-	LinksUp           int  `json:"links_up"`
-	LinksFailed       int  `json:"links_failed"` // failed on purpose (ftlab link down)
-	ProbesOK          *int `json:"probes_ok,omitempty"`
-	OK                bool `json:"ok"`
-}
-
-type nodeView struct {
-	Name      string        `json:"name"`
-	Role      topology.Role `json:"role"`
-	Addr      netip.Addr    `json:"addr"`
-	Namespace string        `json:"namespace"`
-	Present   bool          `json:"present"`
-	Error     string        `json:"error,omitempty"`
-}
-
-type endView struct {
-	Node   string `json:"node"`
-	Ifname string `json:"ifname"`
-	MAC    string `json:"mac"`
-	State  string `json:"state"` // up, down, missing
-}
-
-type linkView struct {
-	Name  string              `json:"name"`
-	Stage topology.Stage      `json:"stage"`
-	MTU   int                 `json:"mtu"`
-	A     endView             `json:"a"`
-	B     endView             `json:"b"`
-	Up    topology.LinkParams `json:"up"`   // A -> B
-	Down  topology.LinkParams `json:"down"` // B -> A
-	State string              `json:"state"`
-}
-
-func endState(live map[string]fabric.NodeState, ep topology.Endpoint) endView {
-	v := endView{Node: ep.Node, Ifname: ep.Ifname, MAC: ep.MAC.String(), State: "missing"}
-	if i, ok := live[ep.Node].Interfaces[ep.Ifname]; ok {
-		v.State = "down"
-		if i.Up() {
-			v.State = "up"
-		}
-	}
-	return v
-}
-
-func buildStatus(st *lab.State, nsName func(string) string, live map[string]fabric.NodeState) statusView {
-	t := st.Topology
-	v := statusView{
-		Lab: st.Name, Phase: st.Phase, PID: st.PID, Created: st.Created,
-		TopologyFile: st.TopologyFile, Timings: st.Timings,
-		DataPlane: st.DataPlane, FailedLinks: lab.FailedLinks(st),
-		Topology: topologySummary{
-			Name: t.Name, Kind: t.Kind, K: t.K, Leaves: t.Leaves, Spines: t.Spines, HostsPerLeaf: t.HostsPerLeaf,
-			Hosts: t.Count(topology.RoleHost), Switches: len(t.Switches()), Links: len(t.Links),
-		},
-	}
-	for _, n := range t.Nodes {
-		s := live[n.Name]
-		v.Nodes = append(v.Nodes, nodeView{
-			Name: n.Name, Role: n.Role, Addr: n.Addr, Namespace: nsName(n.Name),
-			Present: s.Present, Error: s.Error,
-		})
-		if s.Present {
-			v.Health.NamespacesPresent++
-		}
-	}
-	failed := switchd.FailedSet(st.Failed)
-	for _, l := range t.Links {
-		lv := linkView{Name: l.Name, Stage: l.Stage, MTU: l.MTU, A: endState(live, l.A), B: endState(live, l.B), Up: l.Up, Down: l.Down}
-		switch {
-		case failed[l.ID]:
-			lv.State = "failed"
-			v.Health.LinksFailed++
-		case lv.A.State == "up" && lv.B.State == "up":
-			lv.State = "up"
-			v.Health.LinksUp++
-		default:
-			lv.State = "down"
-		}
-		v.Links = append(v.Links, lv)
-	}
-	v.Health.Namespaces, v.Health.Links = len(t.Nodes), len(t.Links)
-	v.Health.OK = v.Health.NamespacesPresent == v.Health.Namespaces && v.Health.LinksUp+v.Health.LinksFailed == v.Health.Links
-	return v
-}
 
 func (a *app) statusCommand() *cobra.Command {
 	var name string
@@ -146,22 +25,9 @@ datagram across every link in each direction.`,
 		Args:        cobra.NoArgs,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.store.Get(name)
+			v, err := a.store.Status(cmd.Context(), name, probe)
 			if err != nil {
 				return err
-			}
-			nsName := a.store.Namer(name)
-			v := buildStatus(st, nsName, fabric.Inspect(cmd.Context(), st.Topology, nsName, 0))
-			if probe {
-				v.Probes = fabric.ProbeLinks(cmd.Context(), st.Topology, nsName, 0)
-				ok := 0
-				for _, p := range v.Probes {
-					if p.OK {
-						ok++
-					}
-				}
-				v.Health.ProbesOK = &ok
-				v.Health.OK = v.Health.OK && ok == len(v.Probes)
 			}
 			if asJSON {
 				if err := a.printJSON(v); err != nil {
@@ -182,7 +48,7 @@ datagram across every link in each direction.`,
 	return cmd
 }
 
-func (a *app) printStatus(v statusView) error {
+func (a *app) printStatus(v *lab.Status) error {
 	t := v.Topology
 	shape := fmt.Sprintf("fat tree k=%d", t.K)
 	if t.Kind == topology.LeafSpine {

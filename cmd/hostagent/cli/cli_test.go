@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"fly"}, "unknown command"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), tt.args, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), tt.want) {
+		if code := Run(context.Background(), tt.args, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, errb.String(), tt.want)
 		}
 	}
@@ -63,7 +63,7 @@ func TestListenSend(t *testing.T) {
 	var lout, lerr testlab.SyncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"listen", "--netns", name("h1-0-1")}, strings.NewReader(""), &lout, &lerr)
+		done <- Run(ctx, []string{"listen", "--netns", name("h1-0-1")}, strings.NewReader(""), &lout, &lerr)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(lout.String(), "listening on") {
@@ -73,7 +73,7 @@ func TestListenSend(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	var sout, serr bytes.Buffer
-	code := run(context.Background(), []string{"send", "--netns", name("h0-0-0"), "--to", dst.Addr.String(), "--size", "2MiB", "--count", "2", "--min-rto", "100ms"},
+	code := Run(context.Background(), []string{"send", "--netns", name("h0-0-0"), "--to", dst.Addr.String(), "--size", "2MiB", "--count", "2", "--min-rto", "100ms"},
 		strings.NewReader(""), &sout, &serr)
 	t.Logf("send:\n%s", sout.String())
 	if code != 0 {
