@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftlab/ftlab/internal/stats"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/clock"
+	"github.com/ftlab/ftlab/internal/stats"
 )
 
 func newLoop(t *testing.T) (*agent.Loop, func(func())) {

@@ -4,10 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftlab/ftlab/internal/stats"
-
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/internal/stats"
 )
 
 // lossyTransfer is one 16 MiB transfer over paths of different delays

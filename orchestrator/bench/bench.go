@@ -24,11 +24,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ftlab/ftlab/internal/stats"
-
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/stats"
 )
 
 // Sections in the order "all" runs them.

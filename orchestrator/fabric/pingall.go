@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ftlab/ftlab/internal/stats"
-
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/internal/stats"
 	"github.com/ftlab/ftlab/internal/topology"
 )
 

@@ -14,9 +14,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftlab/ftlab/orchestrator/results"
-	"github.com/ftlab/ftlab/orchestrator/scenario"
-	"github.com/ftlab/ftlab/switchd"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -24,6 +21,10 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/ftlab/ftlab/orchestrator/results"
+	"github.com/ftlab/ftlab/orchestrator/scenario"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // PathsPlot is the paths plot's file name without extension.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ftlab/ftlab/internal/stats"
 	"github.com/ftlab/ftlab/orchestrator/results"
-
 	"github.com/ftlab/ftlab/switchd"
 )
 
