@@ -137,6 +137,45 @@ func (m *meters) close() {
 	}
 }
 
+// Settling: how long settledStats waits at most, and how often it looks.
+const (
+	maxSettle   = 3 * time.Second
+	settleEvery = 20 * time.Millisecond
+)
+
+// settledStats reads the switch ports' counters once the fabric has
+// drained after the agents stopped: with packets still queued in a slow
+// link's qdisc, a packet its sender counted and its receiver had not yet
+// seen would look lost. It waits until no qdisc holds a packet twice in a
+// row (the second look also lets a packet between a dequeue and the
+// peer's ingress arrive), at most maxSettle, and returns the last read.
+func settledStats(ctl *switchd.Lab) ([]switchd.PortStats, error) {
+	deadline := time.Now().Add(maxSettle)
+	empty := 0
+	for {
+		ports, err := ctl.Stats()
+		if err != nil {
+			return nil, err
+		}
+		queued := false
+		for _, p := range ports {
+			if p.Qdisc != nil && p.Qdisc.BacklogPkts > 0 {
+				queued = true
+				break
+			}
+		}
+		if queued {
+			empty = 0
+		} else if empty++; empty == 2 {
+			return ports, nil
+		}
+		if time.Now().After(deadline) {
+			return ports, nil
+		}
+		time.Sleep(settleEvery)
+	}
+}
+
 // injectFaults applies the timeline from start on, in the background
 // until ctx ends; the returned channel gets each action as it is applied
 // and holds them all without blocking.
