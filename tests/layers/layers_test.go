@@ -81,6 +81,19 @@ var rules = []rule{
 		forbidden: under("cmd"),
 		tests:     true,
 	},
+	{
+		name:      "only orchestrator/report draws plots (imports gonum.org/v1/plot)",
+		applies:   not(under("orchestrator/report")),
+		forbidden: under("gonum.org/v1/plot"),
+		tests:     true,
+	},
+	{
+		name:    "reports and the results contract import nothing that runs scenarios",
+		applies: under("orchestrator/report", "orchestrator/results"),
+		forbidden: under("orchestrator/runner", "orchestrator/lab", "orchestrator/fabric", "orchestrator/check",
+			"orchestrator/calibrate", "cmd"),
+		tests: true,
+	},
 }
 
 // isLocal reports whether an import is ftlab's (list makes ftlab's
@@ -126,6 +139,8 @@ func TestRulesBite(t *testing.T) {
 		rules[2].name: {"hostagent/agent", "orchestrator/lab"},
 		rules[3].name: {"switchd/routing", "orchestrator/fabric"},
 		rules[4].name: {"orchestrator/runner", "cmd/ftlab/cli"},
+		rules[5].name: {"orchestrator/runner", "gonum.org/v1/plot/plotter"},
+		rules[6].name: {"orchestrator/report", "orchestrator/runner"},
 	}
 	for _, r := range rules {
 		c, ok := cases[r.name]
