@@ -2,6 +2,7 @@ package params
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"reflect"
 	"slices"
@@ -19,6 +20,12 @@ type Env struct {
 	// RTT is the base round-trip time of the fabric the parameters are
 	// for: the unit of durations written as "2rtt".
 	RTT time.Duration
+	// Dilation stretches durations written in absolute time ("15us"),
+	// which are the network's, when the fabric runs that many times
+	// slower than its topology says; 0 or 1 leaves them as written.
+	// Multiples of the RTT are not stretched again: the base RTT is the
+	// emulated fabric's.
+	Dilation float64
 }
 
 // Checker is implemented by blocks with constraints between fields. Check
@@ -212,10 +219,15 @@ func Parse(f reflect.StructField, text string, env Env) (reflect.Value, error) {
 	case isDur && f.Tag.Get("rtt") != "" && strings.HasSuffix(strings.ToLower(text), "rtt"):
 		x, err = ParseRTTs(strings.TrimSpace(text[:len(text)-3]), env.RTT)
 	case isDur:
-		x, err = ParseDuration(text)
+		var d time.Duration
+		d, err = ParseDuration(text)
 		if err != nil && f.Tag.Get("rtt") != "" {
 			err = fmt.Errorf("%v; or a multiple of the base RTT such as 2rtt", err)
 		}
+		if env.Dilation > 0 && env.Dilation != 1 {
+			d = time.Duration(math.Round(float64(d) * env.Dilation))
+		}
+		x = d
 	case f.Type.Kind() == reflect.Int:
 		var n int
 		n, err = strconv.Atoi(text)

@@ -63,6 +63,9 @@ func writeReport(w io.Writer, meta *results.Meta, sum *Summary) error {
 	if line := rateLine(meta.Scenario); line != "" {
 		b.WriteString(line + "\n\n")
 	}
+	for _, line := range regimeLines(meta.Scenario) {
+		b.WriteString(line + "\n\n")
+	}
 	b.WriteString("## Messages\n\n")
 	b.WriteString("| cell | runs complete | delivered | FCT p50 | FCT p99 | FCT max | CCT | CCT over bound | retx needed | retx spurious | RTOs | NACKs | probes |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -118,6 +121,49 @@ func shortCommit(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// regimeLines say the cells' regimes (docs/regime.md): one line per
+// distinct regime, naming the cells when they differ, with the packets
+// per subflow of the RSS cells.
+func regimeLines(sc *scenario.Scenario) []string {
+	if sc == nil {
+		return nil
+	}
+	type group struct {
+		regime scenario.Regime
+		cells  []string
+		sigmas []int
+	}
+	var groups []*group
+	byText := map[string]*group{}
+	for _, c := range sc.Cells {
+		text := c.Config.Regime.Describe(0)
+		g := byText[text]
+		if g == nil {
+			g = &group{regime: c.Config.Regime}
+			byText[text] = g
+			groups = append(groups, g)
+		}
+		g.cells = append(g.cells, c.Name)
+		if c.Config.RSS != nil && !slices.Contains(g.sigmas, c.Config.RSS.Sigma) {
+			g.sigmas = append(g.sigmas, c.Config.RSS.Sigma)
+		}
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		who := ""
+		if len(groups) > 1 {
+			who = " (" + strings.Join(g.cells, ", ") + ")"
+		}
+		line := "Regime" + who + ": " + g.regime.Describe(0)
+		for _, sigma := range g.sigmas {
+			line += fmt.Sprintf("; with sigma %d, %.2g packets per subflow per RTT emulated (topology %.2g)",
+				sigma, g.regime.EmulatedBDP/float64(sigma), g.regime.TopologyBDP/float64(sigma))
+		}
+		out[i] = line + "."
+	}
+	return out
 }
 
 // rateLine says at what rate the fabric ran when the scenario's rate

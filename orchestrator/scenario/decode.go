@@ -108,9 +108,11 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	l.rate(cfg, t, nodes, w, scalar, &pr)
 	cfg.topo = t
 	cfg.BaseRTT = fallbackRTT
+	cfg.Regime = Regime{Dilation: 1}
 	if t != nil {
 		cfg.fabric = workload.FabricOf(t)
 		cfg.BaseRTT = BaseRTT(t)
+		cfg.Regime = regimeOf(t, cfg.Rate)
 	}
 
 	cfg.DataPlane = DefaultDataPlane
@@ -149,7 +151,9 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	wl := l.workload(nodes["workload"], w, t, cfg.fabric, &pr)
 	cfg.Workload = wl
 
-	cfg.Faults = l.faults(nodes["faults"], w, t, faultLimit, cfg.Rate != nil && cfg.Rate.Auto, &pr)
+	cfg.Faults = l.faults(nodes["faults"], w, t, faultContext{
+		timeout: faultLimit, autoRate: cfg.Rate != nil && cfg.Rate.Auto, dilation: cfg.Regime.Dilation,
+	}, &pr)
 
 	pr.AddAll("", w.Problems())
 	res.problems = problemsOf(&pr)
@@ -229,7 +233,7 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 	for _, b := range blocks {
 		n := nodes[b.Key]
 		w := yamldoc.NewWalker(n)
-		v := b.Decode(n, w, params.Env{RTT: cfg.BaseRTT}) // always, so mistakes in unused blocks are reported too
+		v := b.Decode(n, w, params.Env{RTT: cfg.BaseRTT, Dilation: cfg.Regime.Dilation}) // always, so mistakes in unused blocks are reported too
 		pr.AddAll(b.Key, w.Problems())
 		used[b.Key] = uses[b.Key]
 		if uses[b.Key] {

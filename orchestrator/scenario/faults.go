@@ -101,13 +101,13 @@ const wantFault = "a fault: a mapping with kind (corrupt, down, flap, degrade, s
 
 // faults decodes the faults: list. t may be nil when the topology did not
 // resolve; names are then not checked.
-func (l *loader) faults(n *yaml.Node, top *yamldoc.Walker, t *topology.Topology, timeout time.Duration, autoRate bool, pr *yamldoc.Problems) []Fault {
+func (l *loader) faults(n *yaml.Node, top *yamldoc.Walker, t *topology.Topology, fc faultContext, pr *yamldoc.Problems) []Fault {
 	out := []Fault{}
 	if n == nil {
 		return out
 	}
 	top.Sequence(n, "faults", "a list of faults, each starting with - kind:", func(i int, item *yaml.Node) {
-		f, ok := l.fault(item, fmt.Sprintf("faults[%d]", i), t, timeout, autoRate, pr)
+		f, ok := l.fault(item, fmt.Sprintf("faults[%d]", i), t, fc, pr)
 		if ok {
 			out = append(out, f)
 		}
@@ -115,19 +115,38 @@ func (l *loader) faults(n *yaml.Node, top *yamldoc.Walker, t *topology.Topology,
 	return out
 }
 
-// faultDecoder decodes one entry of faults.
-type faultDecoder struct {
-	*entry
-	t       *topology.Topology
+// faultContext is what fault decoding needs to know of the cell.
+type faultContext struct {
+	// timeout is the run's; a fault at or after it never happens.
 	timeout time.Duration
 	// autoRate: the cell says rate: auto, so link rates are not known yet
 	// and a degraded rate must be a fraction.
 	autoRate bool
+	// dilation stretches the times written (at, for, every), which are
+	// the network's, when the fabric runs slower than its topology says
+	// (Regime.Dilation); 0 or 1 leaves them as written.
+	dilation float64
+}
+
+// faultDecoder decodes one entry of faults.
+type faultDecoder struct {
+	*entry
+	t *topology.Topology
+	faultContext
+}
+
+// time decodes a fault's time key, in the network's time: dilated.
+func (d *faultDecoder) time(key string) (time.Duration, bool) {
+	v, ok := d.duration(key)
+	if ok && d.dilation > 0 && d.dilation != 1 {
+		v = time.Duration(float64(v) * d.dilation)
+	}
+	return v, ok
 }
 
 // fault decodes one entry of faults: its kind, then what every fault has
 // (when), what its kind does, and what it applies to.
-func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout time.Duration, autoRate bool, pr *yamldoc.Problems) (Fault, bool) {
+func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, fc faultContext, pr *yamldoc.Problems) (Fault, bool) {
 	before := pr.Len()
 	e, ok := newEntry(n, field, wantFault, faultFields, pr)
 	defer e.close()
@@ -135,7 +154,7 @@ func (l *loader) fault(n *yaml.Node, field string, t *topology.Topology, timeout
 	if !ok {
 		return f, false
 	}
-	d := &faultDecoder{entry: e, t: t, timeout: timeout, autoRate: autoRate}
+	d := &faultDecoder{entry: e, t: t, faultContext: fc}
 	fk, ok := d.kind(&f)
 	if !ok {
 		return f, false
@@ -169,13 +188,17 @@ func (d *faultDecoder) kind(f *Fault) (faultKind, bool) {
 
 // timing decodes at: and for:.
 func (d *faultDecoder) timing(f *Fault) {
-	if v, ok := d.duration("at"); ok {
+	if v, ok := d.time("at"); ok {
 		f.At = v
 		if f.At >= d.timeout {
-			d.problem("at", "%s is not before the run's timeout %s; the fault would never happen", v, d.timeout)
+			dilated := ""
+			if d.dilation > 0 && d.dilation != 1 {
+				dilated = fmt.Sprintf(" (time dilated %gx: the fabric runs that much slower than its topology)", d.dilation)
+			}
+			d.problem("at", "%s is not before the run's timeout %s%s; the fault would never happen", v, d.timeout, dilated)
 		}
 	}
-	if v, ok := d.duration("for"); ok {
+	if v, ok := d.time("for"); ok {
 		if v <= 0 {
 			d.problem("for", "must be longer than 0s; leave it out to last until the end of the run")
 		}
@@ -197,7 +220,7 @@ func (d *faultDecoder) flap(f *Fault) {
 		}
 	}
 	f.Every = 2 * f.For
-	if v, ok := d.duration("every"); ok {
+	if v, ok := d.time("every"); ok {
 		f.Every = v
 		if f.For > 0 && v <= f.For {
 			d.problem("every", "%s is not longer than for %s: the links must come up before they go down again", v, f.For)

@@ -105,9 +105,25 @@ const (
 // a scenario are multiples of it, so a scenario keeps its timing when its
 // rate changes (rate: auto).
 func BaseRTT(t *topology.Topology) time.Duration {
+	p := rttParts(t)
+	if p.hops == 0 {
+		return fallbackRTT
+	}
+	return p.serialization + p.processing
+}
+
+// rttPartsOf is the base RTT taken apart.
+type rttPartsOf struct {
+	hops          int           // links on the longest path
+	frame         int           // bytes of a full-size frame, Ethernet header included
+	serialization time.Duration // of a full frame out and an ACK back, at every hop
+	processing    time.Duration // the machine's per-hop cost, both ways
+}
+
+func rttParts(t *topology.Topology) rttPartsOf {
 	full := t.FullRate()
 	if full == 0 || len(t.Links) == 0 {
-		return fallbackRTT
+		return rttPartsOf{}
 	}
 	hops := 6
 	if t.Kind == topology.LeafSpine {
@@ -118,5 +134,85 @@ func BaseRTT(t *topology.Topology) time.Duration {
 		mtu = min(mtu, l.MTU)
 	}
 	bits := float64(hops*(mtu+ethernetHeader+ackFrame)) * 8
-	return time.Duration(bits/float64(full)*1e9) + time.Duration(2*hops)*perHopProcessing
+	return rttPartsOf{
+		hops:          hops,
+		frame:         mtu + ethernetHeader,
+		serialization: time.Duration(bits / float64(full) * 1e9),
+		processing:    time.Duration(2*hops) * perHopProcessing,
+	}
+}
+
+// Regime is a fabric in the ratios a transport sees it through, at the
+// rates its topology gives (what a paper's setup says, when the topology
+// is written in the paper's units) and as ftlab emulates it. When the
+// scenario runs the fabric slower (rate, rate: auto, --rate), time is
+// dilated by the ratio of the rates: every duration that belongs to the
+// network (transport timing written in absolute time, fault times)
+// stretches by Dilation, so the BDP in packets, buffers and ECN
+// thresholds in packets and message sizes in BDPs stay the topology's.
+// What does not stretch is the machine's own per-hop processing, which
+// ftlab cannot make faster: ProcessingShare says how much of the
+// emulated base RTT it is.
+type Regime struct {
+	// Dilation is the topology's full rate over the emulated one (1 when
+	// the topology's rates hold).
+	Dilation        float64 `json:"dilation"`
+	TopologyRateBps uint64  `json:"topology_rate_bps"`
+	EmulatedRateBps uint64  `json:"emulated_rate_bps"`
+	// FrameBytes is a full-size frame.
+	FrameBytes int `json:"frame_bytes"`
+	// TopologyRTT is the base RTT of the topology at its own rates without
+	// the machine's processing: serialization (and propagation).
+	TopologyRTT time.Duration `json:"topology_rtt_ns"`
+	// EmulatedRTT is the emulated base RTT (BaseRTT), processing
+	// included, in emulated time.
+	EmulatedRTT time.Duration `json:"emulated_rtt_ns"`
+	// BDPs in full-size packets: what one flow has in flight at its line
+	// rate over one base RTT.
+	TopologyBDP float64 `json:"topology_bdp_packets"`
+	EmulatedBDP float64 `json:"emulated_bdp_packets"`
+	// ProcessingShare is the share of EmulatedRTT that is per-hop
+	// processing, which time dilation cannot stretch.
+	ProcessingShare float64 `json:"processing_share"`
+}
+
+// regimeOf computes the regime of a resolved topology whose rates rate
+// set (nil: the topology's own).
+func regimeOf(t *topology.Topology, rate *RateInfo) Regime {
+	p := rttParts(t)
+	r := Regime{Dilation: 1, EmulatedRateBps: t.FullRate(), TopologyRateBps: t.FullRate(), FrameBytes: p.frame}
+	if rate != nil && rate.FullBps != 0 && rate.TopologyBps != 0 {
+		r.TopologyRateBps = rate.TopologyBps
+		r.Dilation = float64(rate.TopologyBps) / float64(rate.FullBps)
+	}
+	if p.hops == 0 {
+		return r
+	}
+	r.EmulatedRTT = p.serialization + p.processing
+	r.TopologyRTT = time.Duration(float64(p.serialization) / r.Dilation)
+	bdp := func(rtt time.Duration, bps uint64) float64 {
+		return rtt.Seconds() * float64(bps) / float64(8*p.frame)
+	}
+	r.TopologyBDP = bdp(r.TopologyRTT, r.TopologyRateBps)
+	r.EmulatedBDP = bdp(r.EmulatedRTT, r.EmulatedRateBps)
+	r.ProcessingShare = float64(p.processing) / float64(r.EmulatedRTT)
+	return r
+}
+
+// Describe says the regime in one line for report.md and ftlab check:
+// "dilation 2.5x (25Mbit topology at 10Mbit); base RTT 2.9 ms emulated
+// (1.0 ms in the topology's time); BDP 2.4 packets (topology 1.0), 0.15
+// per subflow of 16; processing 81% of the emulated RTT".
+func (r Regime) Describe(sigma int) string {
+	var b strings.Builder
+	if r.Dilation != 1 {
+		fmt.Fprintf(&b, "time dilated %.3gx (the topology's %s run at %s); ", r.Dilation, units.FormatRate(r.TopologyRateBps), units.FormatRate(r.EmulatedRateBps))
+	}
+	fmt.Fprintf(&b, "base RTT %s emulated (%s in the topology's time, without the machine's processing); BDP %.3g packets emulated (topology %.3g)",
+		r.EmulatedRTT.Round(time.Microsecond), r.TopologyRTT.Round(100*time.Nanosecond), r.EmulatedBDP, r.TopologyBDP)
+	if sigma > 1 {
+		fmt.Fprintf(&b, ", %.2g per subflow of %d (topology %.2g)", r.EmulatedBDP/float64(sigma), sigma, r.TopologyBDP/float64(sigma))
+	}
+	fmt.Fprintf(&b, "; per-hop processing is %.0f%% of the emulated RTT", 100*r.ProcessingShare)
+	return b.String()
 }

@@ -138,3 +138,42 @@ func TestRTTMultiples(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeDilation: a fabric run 10x slower than its topology says keeps
+// the topology's ratios: durations the file writes in absolute time (a
+// transport's, a fault's) stretch 10x, multiples of the base RTT follow
+// the emulated RTT, and the regime says both.
+func TestTimeDilation(t *testing.T) {
+	src := minimal + "transport: rss\nrss: {tau: 3ms, jitter: 0.1rtt}\nfaults:\n  - {kind: down, links: [e0-0~a0-0], at: 10ms, for: 5ms}\n"
+	fast := mustParse(t, src, nil).Cells[0].Config
+	slow, err := ParseWith("s.yaml", []byte(src), Options{Rate: 10 * units.Mbit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := slow.Cells[0].Config
+	if fast.Regime.Dilation != 1 || sc.Regime.Dilation != 10 {
+		t.Fatalf("dilation %v at the topology's rate, %v at a tenth of it", fast.Regime.Dilation, sc.Regime.Dilation)
+	}
+	if fast.RSS.Tau != 3*time.Millisecond || sc.RSS.Tau != 30*time.Millisecond {
+		t.Errorf("tau %v, dilated %v; want 3ms and 30ms", fast.RSS.Tau, sc.RSS.Tau)
+	}
+	if sc.RSS.Jitter != sc.BaseRTT/10 {
+		t.Errorf("jitter %v: a multiple of the emulated RTT %v is not stretched again", sc.RSS.Jitter, sc.BaseRTT)
+	}
+	if f := sc.Faults[0]; f.At != 100*time.Millisecond || f.For != 50*time.Millisecond {
+		t.Errorf("fault at %v for %v, want 100ms for 50ms", f.At, f.For)
+	}
+	// The topology's BDP is the same whatever the emulated rate; the
+	// emulated one grows as processing weighs less.
+	if d := sc.Regime.TopologyBDP - fast.Regime.TopologyBDP; d > 1e-9 || d < -1e-9 {
+		t.Errorf("topology BDP %v at 10 Mbit/s, %v at 100 Mbit/s", sc.Regime.TopologyBDP, fast.Regime.TopologyBDP)
+	}
+	if sc.Regime.ProcessingShare >= fast.Regime.ProcessingShare || sc.Regime.TopologyRateBps != 100*units.Mbit || sc.Regime.EmulatedRateBps != 10*units.Mbit {
+		t.Errorf("regime %+v", sc.Regime)
+	}
+	// A fault dilated past the timeout says why.
+	_, err = ParseWith("s.yaml", []byte(src+"timeout: 90ms\n"), Options{Rate: 10 * units.Mbit})
+	if err == nil || !strings.Contains(err.Error(), "time dilated 10x") {
+		t.Errorf("dilated fault after the timeout: %v", err)
+	}
+}

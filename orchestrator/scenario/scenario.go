@@ -75,6 +75,10 @@ type Config struct {
 	// Rate is how the fabric's link rates were set; nil when the topology's
 	// own rates hold.
 	Rate *RateInfo `json:"rate,omitempty"`
+	// Regime is the cell's fabric in the ratios a transport sees (BDP in
+	// packets, per subflow) at the topology's rates and as emulated, and
+	// the time dilation between them.
+	Regime Regime `json:"regime"`
 	// Timeout stops a run that has not completed every message.
 	Timeout time.Duration `json:"timeout_ns"`
 

@@ -51,8 +51,14 @@ func TestDefaults(t *testing.T) {
 		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 82) B x 8 /
 		// 100 Mbit/s = 766.08 µs, plus 12 x 150 µs of processing.
 		BaseRTT: 2566080 * time.Nanosecond,
+		// The same RTT without the 1.8 ms of processing, over the 1514-byte
+		// frame time at 100 Mbit/s (121.12 us): 6.32 packets, and 21.19 as
+		// emulated; processing is 1.8/2.566 of it.
+		Regime: Regime{Dilation: 1, TopologyRateBps: 100e6, EmulatedRateBps: 100e6, FrameBytes: 1514,
+			TopologyRTT: 766080 * time.Nanosecond, EmulatedRTT: 2566080 * time.Nanosecond,
+			TopologyBDP: 766.08 / 121.12, EmulatedBDP: 2566.08 / 121.12, ProcessingShare: 1800 / 2566.08},
 	}
-	if diff := cmp.Diff(wantCfg, s.Cells[0].Config, ignoreUnexported); diff != "" {
+	if diff := cmp.Diff(wantCfg, s.Cells[0].Config, ignoreUnexported, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
 	if w := s.Cells[0].Config.Wire(); w != (workload.Wire{Header: 82, Payload: 1432}) {
