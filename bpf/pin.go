@@ -29,6 +29,7 @@ var mapNames = []string{
 	xdpIngressMapCfgMap, xdpIngressMapPorts, xdpIngressMapIf2port, xdpIngressMapTxPorts,
 	xdpIngressMapCounters, xdpIngressMapFifos, xdpIngressMapRoutes, xdpIngressMapGroups,
 	xdpIngressMapUplinks, xdpIngressMapPtrs, xdpIngressMapRrPtr,
+	xdpIngressMapTapCfg, xdpIngressMapTapRing, xdpIngressMapTapScratch,
 }
 
 // mapRefs returns the instance's map fields by name.
@@ -39,6 +40,7 @@ func (s *Switch) mapRefs() map[string]**ebpf.Map {
 		xdpIngressMapTxPorts: &m.TxPorts, xdpIngressMapCounters: &m.Counters, xdpIngressMapFifos: &m.Fifos,
 		xdpIngressMapRoutes: &m.Routes, xdpIngressMapGroups: &m.Groups, xdpIngressMapUplinks: &m.Uplinks,
 		xdpIngressMapPtrs: &m.Ptrs, xdpIngressMapRrPtr: &m.RrPtr,
+		xdpIngressMapTapCfg: &m.TapCfg, xdpIngressMapTapRing: &m.TapRing, xdpIngressMapTapScratch: &m.TapScratch,
 	}
 }
 

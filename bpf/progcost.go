@@ -38,7 +38,7 @@ func passOf(s *Switch) *ebpf.Program { return s.pass }
 
 // costCases are the measured paths; the first, xdp_pass, is the baseline:
 // the least a program attached to a port costs.
-var costCases = []costCase{
+var costCases = append([]costCase{
 	{"xdp_pass", ModeLineRate, PolicyECMP, passOf, 0, costDown, xdpPass},
 	{"xdp_ingress line rate, down", ModeLineRate, PolicyECMP, xdpOf, uplinkPort(0), costDown, xdpRedirect},
 	{"xdp_ingress line rate, up, ecmp", ModeLineRate, PolicyECMP, xdpOf, 0, costUp, xdpRedirect},
@@ -50,7 +50,7 @@ var costCases = []costCase{
 	{"tc_shaped, up, ecmp", ModeShaped, PolicyECMP, tcOf, 0, costUp, tcRedirect},
 	{"tc_shaped, up, ofan", ModeShaped, PolicyOfan, tcOf, 0, costUp, tcRedirect},
 	{"tc_shaped, up, ar", ModeShaped, PolicyAR, tcOf, 0, costUp, tcRedirect},
-}
+}, tapCostCases...)
 
 // setup loads the reference switch for the case, with link models that
 // never fill (the cost of the common path, not of drops) and the Ofan
@@ -94,9 +94,15 @@ func (c costCase) run(s *Switch, frame []byte, repeat, calls int) (time.Duration
 	if p == nil {
 		return 0, fmt.Errorf("bpf: %s: program not loaded", c.name)
 	}
+	drain, err := c.armTap(s)
+	if err != nil {
+		return 0, err
+	}
+	defer drain.Close()
 	var total time.Duration
 	for range calls {
 		v, d, err := p.Benchmark(frame, repeat, nil)
+		drain.drain()
 		if err != nil {
 			return 0, fmt.Errorf("bpf: %s: %w", c.name, err)
 		}

@@ -339,7 +339,7 @@ func (s *Switch) Close() error {
 	s.colls = nil
 	closeAll(s.tc, s.pass, s.objs.XdpIngress, s.objs.CfgMap, s.objs.Counters, s.objs.Fifos, s.objs.Groups,
 		s.objs.If2port, s.objs.Ports, s.objs.Ptrs, s.objs.Routes, s.objs.RrPtr, s.objs.TxPorts,
-		s.objs.Uplinks)
+		s.objs.Uplinks, s.objs.TapCfg, s.objs.TapRing, s.objs.TapScratch)
 	return errors.Join(errs...)
 }
 

@@ -16,18 +16,21 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	tcShapedMapCfgMap    = "cfg_map"
-	tcShapedMapCounters  = "counters"
-	tcShapedMapFifos     = "fifos"
-	tcShapedMapGroups    = "groups"
-	tcShapedMapIf2port   = "if2port"
-	tcShapedMapPorts     = "ports"
-	tcShapedMapPtrs      = "ptrs"
-	tcShapedMapRoutes    = "routes"
-	tcShapedMapRrPtr     = "rr_ptr"
-	tcShapedMapTxPorts   = "tx_ports"
-	tcShapedMapUplinks   = "uplinks"
-	tcShapedProgTcShaped = "tc_shaped"
+	tcShapedMapCfgMap     = "cfg_map"
+	tcShapedMapCounters   = "counters"
+	tcShapedMapFifos      = "fifos"
+	tcShapedMapGroups     = "groups"
+	tcShapedMapIf2port    = "if2port"
+	tcShapedMapPorts      = "ports"
+	tcShapedMapPtrs       = "ptrs"
+	tcShapedMapRoutes     = "routes"
+	tcShapedMapRrPtr      = "rr_ptr"
+	tcShapedMapTapCfg     = "tap_cfg"
+	tcShapedMapTapRing    = "tap_ring"
+	tcShapedMapTapScratch = "tap_scratch"
+	tcShapedMapTxPorts    = "tx_ports"
+	tcShapedMapUplinks    = "uplinks"
+	tcShapedProgTcShaped  = "tc_shaped"
 )
 
 // loadTcShaped returns the embedded CollectionSpec for tcShaped.
@@ -79,17 +82,20 @@ type tcShapedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type tcShapedMapSpecs struct {
-	CfgMap   *ebpf.MapSpec `ebpf:"cfg_map"`
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Fifos    *ebpf.MapSpec `ebpf:"fifos"`
-	Groups   *ebpf.MapSpec `ebpf:"groups"`
-	If2port  *ebpf.MapSpec `ebpf:"if2port"`
-	Ports    *ebpf.MapSpec `ebpf:"ports"`
-	Ptrs     *ebpf.MapSpec `ebpf:"ptrs"`
-	Routes   *ebpf.MapSpec `ebpf:"routes"`
-	RrPtr    *ebpf.MapSpec `ebpf:"rr_ptr"`
-	TxPorts  *ebpf.MapSpec `ebpf:"tx_ports"`
-	Uplinks  *ebpf.MapSpec `ebpf:"uplinks"`
+	CfgMap     *ebpf.MapSpec `ebpf:"cfg_map"`
+	Counters   *ebpf.MapSpec `ebpf:"counters"`
+	Fifos      *ebpf.MapSpec `ebpf:"fifos"`
+	Groups     *ebpf.MapSpec `ebpf:"groups"`
+	If2port    *ebpf.MapSpec `ebpf:"if2port"`
+	Ports      *ebpf.MapSpec `ebpf:"ports"`
+	Ptrs       *ebpf.MapSpec `ebpf:"ptrs"`
+	Routes     *ebpf.MapSpec `ebpf:"routes"`
+	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
+	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
+	TapRing    *ebpf.MapSpec `ebpf:"tap_ring"`
+	TapScratch *ebpf.MapSpec `ebpf:"tap_scratch"`
+	TxPorts    *ebpf.MapSpec `ebpf:"tx_ports"`
+	Uplinks    *ebpf.MapSpec `ebpf:"uplinks"`
 }
 
 // tcShapedVariableSpecs contains global variables before they are loaded into the kernel.
@@ -118,17 +124,20 @@ func (o *tcShapedObjects) Close() error {
 //
 // It can be passed to loadTcShapedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type tcShapedMaps struct {
-	CfgMap   *ebpf.Map `ebpf:"cfg_map"`
-	Counters *ebpf.Map `ebpf:"counters"`
-	Fifos    *ebpf.Map `ebpf:"fifos"`
-	Groups   *ebpf.Map `ebpf:"groups"`
-	If2port  *ebpf.Map `ebpf:"if2port"`
-	Ports    *ebpf.Map `ebpf:"ports"`
-	Ptrs     *ebpf.Map `ebpf:"ptrs"`
-	Routes   *ebpf.Map `ebpf:"routes"`
-	RrPtr    *ebpf.Map `ebpf:"rr_ptr"`
-	TxPorts  *ebpf.Map `ebpf:"tx_ports"`
-	Uplinks  *ebpf.Map `ebpf:"uplinks"`
+	CfgMap     *ebpf.Map `ebpf:"cfg_map"`
+	Counters   *ebpf.Map `ebpf:"counters"`
+	Fifos      *ebpf.Map `ebpf:"fifos"`
+	Groups     *ebpf.Map `ebpf:"groups"`
+	If2port    *ebpf.Map `ebpf:"if2port"`
+	Ports      *ebpf.Map `ebpf:"ports"`
+	Ptrs       *ebpf.Map `ebpf:"ptrs"`
+	Routes     *ebpf.Map `ebpf:"routes"`
+	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
+	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
+	TapRing    *ebpf.Map `ebpf:"tap_ring"`
+	TapScratch *ebpf.Map `ebpf:"tap_scratch"`
+	TxPorts    *ebpf.Map `ebpf:"tx_ports"`
+	Uplinks    *ebpf.Map `ebpf:"uplinks"`
 }
 
 func (m *tcShapedMaps) Close() error {
@@ -142,6 +151,9 @@ func (m *tcShapedMaps) Close() error {
 		m.Ptrs,
 		m.Routes,
 		m.RrPtr,
+		m.TapCfg,
+		m.TapRing,
+		m.TapScratch,
 		m.TxPorts,
 		m.Uplinks,
 	)

@@ -130,6 +130,33 @@ type xdpIngressSwCfg struct {
 	ArQuantum uint32
 }
 
+type xdpIngressTapBuf struct {
+	_ structs.HostLayout
+	H struct {
+		_        structs.HostLayout
+		TsNs     uint64
+		Len      uint32
+		Caplen   uint16
+		Port     uint8
+		Dir      uint8
+		Verdict  uint8
+		Cause    uint8
+		PeerPort uint8
+		Flags    uint8
+		Pad      uint32
+	}
+	Data [4096]uint8
+}
+
+type xdpIngressTapCfg struct {
+	_       structs.HostLayout
+	Active  uint32
+	Snaplen uint32
+	In      [2]uint64
+	Out     [2]uint64
+	Lost    uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -143,6 +170,9 @@ const (
 	xdpIngressMapPtrs        = "ptrs"
 	xdpIngressMapRoutes      = "routes"
 	xdpIngressMapRrPtr       = "rr_ptr"
+	xdpIngressMapTapCfg      = "tap_cfg"
+	xdpIngressMapTapRing     = "tap_ring"
+	xdpIngressMapTapScratch  = "tap_scratch"
 	xdpIngressMapTxPorts     = "tx_ports"
 	xdpIngressMapUplinks     = "uplinks"
 	xdpIngressProgXdpIngress = "xdp_ingress"
@@ -197,17 +227,20 @@ type xdpIngressProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xdpIngressMapSpecs struct {
-	CfgMap   *ebpf.MapSpec `ebpf:"cfg_map"`
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Fifos    *ebpf.MapSpec `ebpf:"fifos"`
-	Groups   *ebpf.MapSpec `ebpf:"groups"`
-	If2port  *ebpf.MapSpec `ebpf:"if2port"`
-	Ports    *ebpf.MapSpec `ebpf:"ports"`
-	Ptrs     *ebpf.MapSpec `ebpf:"ptrs"`
-	Routes   *ebpf.MapSpec `ebpf:"routes"`
-	RrPtr    *ebpf.MapSpec `ebpf:"rr_ptr"`
-	TxPorts  *ebpf.MapSpec `ebpf:"tx_ports"`
-	Uplinks  *ebpf.MapSpec `ebpf:"uplinks"`
+	CfgMap     *ebpf.MapSpec `ebpf:"cfg_map"`
+	Counters   *ebpf.MapSpec `ebpf:"counters"`
+	Fifos      *ebpf.MapSpec `ebpf:"fifos"`
+	Groups     *ebpf.MapSpec `ebpf:"groups"`
+	If2port    *ebpf.MapSpec `ebpf:"if2port"`
+	Ports      *ebpf.MapSpec `ebpf:"ports"`
+	Ptrs       *ebpf.MapSpec `ebpf:"ptrs"`
+	Routes     *ebpf.MapSpec `ebpf:"routes"`
+	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
+	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
+	TapRing    *ebpf.MapSpec `ebpf:"tap_ring"`
+	TapScratch *ebpf.MapSpec `ebpf:"tap_scratch"`
+	TxPorts    *ebpf.MapSpec `ebpf:"tx_ports"`
+	Uplinks    *ebpf.MapSpec `ebpf:"uplinks"`
 }
 
 // xdpIngressVariableSpecs contains global variables before they are loaded into the kernel.
@@ -236,17 +269,20 @@ func (o *xdpIngressObjects) Close() error {
 //
 // It can be passed to loadXdpIngressObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xdpIngressMaps struct {
-	CfgMap   *ebpf.Map `ebpf:"cfg_map"`
-	Counters *ebpf.Map `ebpf:"counters"`
-	Fifos    *ebpf.Map `ebpf:"fifos"`
-	Groups   *ebpf.Map `ebpf:"groups"`
-	If2port  *ebpf.Map `ebpf:"if2port"`
-	Ports    *ebpf.Map `ebpf:"ports"`
-	Ptrs     *ebpf.Map `ebpf:"ptrs"`
-	Routes   *ebpf.Map `ebpf:"routes"`
-	RrPtr    *ebpf.Map `ebpf:"rr_ptr"`
-	TxPorts  *ebpf.Map `ebpf:"tx_ports"`
-	Uplinks  *ebpf.Map `ebpf:"uplinks"`
+	CfgMap     *ebpf.Map `ebpf:"cfg_map"`
+	Counters   *ebpf.Map `ebpf:"counters"`
+	Fifos      *ebpf.Map `ebpf:"fifos"`
+	Groups     *ebpf.Map `ebpf:"groups"`
+	If2port    *ebpf.Map `ebpf:"if2port"`
+	Ports      *ebpf.Map `ebpf:"ports"`
+	Ptrs       *ebpf.Map `ebpf:"ptrs"`
+	Routes     *ebpf.Map `ebpf:"routes"`
+	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
+	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
+	TapRing    *ebpf.Map `ebpf:"tap_ring"`
+	TapScratch *ebpf.Map `ebpf:"tap_scratch"`
+	TxPorts    *ebpf.Map `ebpf:"tx_ports"`
+	Uplinks    *ebpf.Map `ebpf:"uplinks"`
 }
 
 func (m *xdpIngressMaps) Close() error {
@@ -260,6 +296,9 @@ func (m *xdpIngressMaps) Close() error {
 		m.Ptrs,
 		m.Routes,
 		m.RrPtr,
+		m.TapCfg,
+		m.TapRing,
+		m.TapScratch,
 		m.TxPorts,
 		m.Uplinks,
 	)

@@ -15,8 +15,17 @@
 #include <bpf/bpf_helpers.h>
 #include "fwd.h"
 #include "linkmodel.h"
+#include "tap.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+TAP_DEFINE(tap_skb, struct __sk_buff, ctx->len, bpf_skb_load_bytes)
+
+/* Capture hooks (tap.h): records of this frame on the tapped ports. */
+#define TAP(emit, out, verdict, cause, flags) \
+	TAP_HOOK(tap_skb, tap, skb, emit, in_port, out, verdict, cause, (flags) | TAP_F_TC)
+#define SHOT_IN(cause) \
+	do { TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_DROP, cause, 0); return TC_ACT_SHOT; } while (0)
 
 #define HDR_LINEAR (ETH_HLEN + MAX_IP_HDR + L4_HDR_PULL)
 
@@ -61,6 +70,7 @@ int tc_shaped(struct __sk_buff *skb)
 	void *data, *data_end;
 	__u32 out_port, linear;
 	int in_port, res, verdict = LM_FWD;
+	__u32 tap, tflags;
 
 	cfg = get_cfg();
 	if (!cfg || cfg->mode != MODE_SHAPED)
@@ -71,6 +81,7 @@ int tc_shaped(struct __sk_buff *skb)
 	ic = get_ctr(in_port);
 	if (!ic)
 		return TC_ACT_SHOT;
+	tap = tap_active();
 
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
@@ -85,36 +96,38 @@ int tc_shaped(struct __sk_buff *skb)
 	res = parse_frame(data, data_end, skb->len, &p);
 	if (res == PARSE_NON_IPV4) {
 		ic->drop_non_ipv4 += 1;
-		return TC_ACT_SHOT;
+		SHOT_IN(TAP_CAUSE_NON_IPV4);
 	}
 	if (res != PARSE_OK) {
 		ic->drop_malformed += 1;
-		return TC_ACT_SHOT;
+		SHOT_IN(TAP_CAUSE_MALFORMED);
 	}
 	if (cfg->addr && p.daddr == cfg->addr)
 		return TC_ACT_OK; /* counted by xdp_ingress */
 	if (p.ttl <= 1) {
 		ic->drop_ttl += 1;
-		return TC_ACT_SHOT;
+		SHOT_IN(TAP_CAUSE_TTL);
 	}
 
 	res = fwd_decide(cfg, &p, in_port, 1, ic, &out_port);
 	if (res == FWD_LOCAL) {
 		ic->to_local += 1;
+		TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_LOCAL, 0, 0);
 		return TC_ACT_OK;
 	}
 	if (res != FWD_PORT || out_port >= MAX_PORTS) {
 		ic->drop_no_route += 1;
-		return TC_ACT_SHOT;
+		SHOT_IN(TAP_CAUSE_NO_ROUTE);
 	}
 	epc = get_port(out_port);
 	ec = get_ctr(out_port);
 	if (!epc || !ec || !epc->configured) {
 		ic->drop_no_route += 1;
-		return TC_ACT_SHOT;
+		SHOT_IN(TAP_CAUSE_NO_ROUTE);
 	}
 	if (!epc->admin_up) {
 		ec->drop_link_down += 1;
+		TAP(TAP_EMIT_IN | TAP_EMIT_OUT, out_port, TAP_DROP, TAP_CAUSE_LINK_DOWN, 0);
 		return TC_ACT_SHOT;
 	}
 
@@ -136,9 +149,12 @@ int tc_shaped(struct __sk_buff *skb)
 	}
 	if (verdict == LM_DROP) {
 		ec->drop_buffer += 1;
+		TAP(TAP_EMIT_IN | TAP_EMIT_OUT, out_port, TAP_DROP, TAP_CAUSE_BUFFER, 0);
 		return TC_ACT_SHOT;
 	}
 
+	tflags = (verdict == LM_TRIM ? TAP_F_TRIMMED : 0) | (verdict == LM_FWD_CE ? TAP_F_CE : 0);
+	TAP(TAP_EMIT_IN, out_port, TAP_FORWARD, 0, tflags);
 	rewrite_l2_ttl(data, p.iph, epc);
 	if (verdict == LM_FWD_CE) {
 		set_ce(p.iph);
@@ -148,6 +164,7 @@ int tc_shaped(struct __sk_buff *skb)
 	if (verdict == LM_TRIM) {
 		if (trim_packet(skb, &p, data_end, lp.trim_len)) {
 			ec->drop_buffer += 1;
+			TAP(TAP_EMIT_OUT, out_port, TAP_DROP, TAP_CAUSE_BUFFER, 0);
 			return TC_ACT_SHOT;
 		}
 		ec->trimmed += 1;
@@ -157,5 +174,6 @@ int tc_shaped(struct __sk_buff *skb)
 	/* Lets qdisc_monitor find the packet when the link dequeues it (the
 	 * mark is scrubbed when the veth hands it to the peer namespace). */
 	skb->mark = epc->mark;
+	TAP(TAP_EMIT_OUT, out_port, TAP_FORWARD, 0, tflags);
 	return bpf_redirect(epc->ifindex, 0);
 }

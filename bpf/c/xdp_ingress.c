@@ -13,8 +13,17 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "fwd.h"
+#include "tap.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+TAP_DEFINE(tap_xdp, struct xdp_md, bpf_xdp_get_buff_len(ctx), bpf_xdp_load_bytes)
+
+/* Capture hooks (tap.h): records of this frame on the tapped ports. */
+#define TAP(emit, out, verdict, cause) \
+	TAP_HOOK(tap_xdp, tap, ctx, emit, in_port, out, verdict, cause, 0)
+#define DROP_IN(cause) \
+	do { TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_DROP, cause); return XDP_DROP; } while (0)
 
 SEC("xdp.frags")
 int xdp_ingress(struct xdp_md *ctx)
@@ -27,6 +36,7 @@ int xdp_ingress(struct xdp_md *ctx)
 	struct pkt p = {};
 	__u32 len, out_port;
 	int in_port, res;
+	__u32 tap;
 
 	in_port = ifindex_port(ctx->ingress_ifindex);
 	if (in_port < 0)
@@ -36,27 +46,29 @@ int xdp_ingress(struct xdp_md *ctx)
 	cfg = get_cfg();
 	if (!ipc || !ic || !cfg)
 		return XDP_ABORTED;
+	tap = tap_active();
 
 	len = bpf_xdp_get_buff_len(ctx);
 	if (phy_ingress(ipc, ic, len))
-		return XDP_DROP;
+		DROP_IN(ipc->admin_up ? TAP_CAUSE_CORRUPT : TAP_CAUSE_LINK_DOWN);
 
 	res = parse_frame(data, data_end, len, &p);
 	if (res == PARSE_NON_IPV4) {
 		ic->drop_non_ipv4 += 1;
-		return XDP_DROP;
+		DROP_IN(TAP_CAUSE_NON_IPV4);
 	}
 	if (res != PARSE_OK) {
 		ic->drop_malformed += 1;
-		return XDP_DROP;
+		DROP_IN(TAP_CAUSE_MALFORMED);
 	}
 	if (cfg->addr && p.daddr == cfg->addr) {
 		ic->to_local += 1;
+		TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_LOCAL, 0);
 		return XDP_PASS;
 	}
 	if (p.ttl <= 1) {
 		ic->drop_ttl += 1;
-		return XDP_DROP;
+		DROP_IN(TAP_CAUSE_TTL);
 	}
 	if (cfg->mode == MODE_SHAPED)
 		return XDP_PASS;
@@ -64,25 +76,29 @@ int xdp_ingress(struct xdp_md *ctx)
 	res = fwd_decide(cfg, &p, in_port, 0, ic, &out_port);
 	if (res == FWD_LOCAL) {
 		ic->to_local += 1;
+		TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_LOCAL, 0);
 		return XDP_PASS;
 	}
 	if (res != FWD_PORT || out_port >= MAX_PORTS) {
 		ic->drop_no_route += 1;
-		return XDP_DROP;
+		DROP_IN(TAP_CAUSE_NO_ROUTE);
 	}
 	epc = get_port(out_port);
 	ec = get_ctr(out_port);
 	if (!epc || !ec || !epc->configured) {
 		ic->drop_no_route += 1;
-		return XDP_DROP;
+		DROP_IN(TAP_CAUSE_NO_ROUTE);
 	}
 	if (!epc->admin_up) {
 		ec->drop_link_down += 1;
+		TAP(TAP_EMIT_IN | TAP_EMIT_OUT, out_port, TAP_DROP, TAP_CAUSE_LINK_DOWN);
 		return XDP_DROP;
 	}
 
+	TAP(TAP_EMIT_IN, out_port, TAP_FORWARD, 0);
 	rewrite_l2_ttl(data, p.iph, epc);
 	ec->tx_packets += 1;
 	ec->tx_bytes += len;
+	TAP(TAP_EMIT_OUT, out_port, TAP_FORWARD, 0);
 	return bpf_redirect_map(&tx_ports, out_port, XDP_DROP);
 }
