@@ -5,8 +5,8 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 )
 
 // The reference switch: what the program tests and MeasureProgramCosts
