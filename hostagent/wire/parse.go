@@ -6,40 +6,14 @@ import "encoding/binary"
 // p.Payload aliases b; p.NACKs reuses its backing array. On error p is left
 // in an unspecified state. Parse never panics.
 func Parse(b []byte, p *Packet) error {
-	if len(b) < CommonLen {
-		return perr(ErrTruncated, "header", uint64(len(b)))
+	var h Header
+	if err := ParseHeader(b, &h); err != nil {
+		return err
 	}
 	be := binary.BigEndian
-	if m := be.Uint16(b[0:]); m != Magic {
-		return perr(ErrMagic, "magic", uint64(m))
-	}
-	if b[2] != Version {
-		return perr(ErrVersion, "version", uint64(b[2]))
-	}
-	t := Type(b[3])
-	if !t.Valid() {
-		return perr(ErrType, "type", uint64(b[3]))
-	}
-	f := Flags(b[4])
-	if f&^allowedFlags(t) != 0 {
-		return perr(ErrFlags, "flags", uint64(f))
-	}
-	if b[5] > MaxSubflowBit {
-		return perr(ErrField, "sfbits", uint64(b[5]))
-	}
 	nacks := p.NACKs[:0]
-	*p = Packet{Header: Header{
-		Type:        t,
-		Flags:       f,
-		SubflowBits: b[5],
-		EV:          be.Uint16(b[6:]),
-		Flow:        be.Uint32(b[8:]),
-		Msg:         be.Uint32(b[12:]),
-		PSN:         be.Uint32(b[16:]),
-		TSVal:       be.Uint32(b[20:]),
-		TSEcr:       be.Uint32(b[24:]),
-	}}
-	switch t {
+	*p = Packet{Header: h}
+	switch h.Type {
 	case TypeData:
 		if len(b) < DataLen {
 			return perr(ErrTruncated, "data header", uint64(len(b)))
@@ -86,6 +60,46 @@ func Parse(b []byte, p *Packet) error {
 		if len(b) != ProbeLen {
 			return perr(ErrLength, "probe length", uint64(len(b)))
 		}
+	}
+	return nil
+}
+
+// ParseHeader decodes and validates the common header at the start of b
+// (magic, version, type, flags, sfbits), whatever follows it: for tools
+// that see packets cut short, such as a capture's first bytes. Parse
+// checks the rest.
+func ParseHeader(b []byte, h *Header) error {
+	if len(b) < CommonLen {
+		return perr(ErrTruncated, "header", uint64(len(b)))
+	}
+	be := binary.BigEndian
+	if m := be.Uint16(b[0:]); m != Magic {
+		return perr(ErrMagic, "magic", uint64(m))
+	}
+	if b[2] != Version {
+		return perr(ErrVersion, "version", uint64(b[2]))
+	}
+	t := Type(b[3])
+	if !t.Valid() {
+		return perr(ErrType, "type", uint64(b[3]))
+	}
+	f := Flags(b[4])
+	if f&^allowedFlags(t) != 0 {
+		return perr(ErrFlags, "flags", uint64(f))
+	}
+	if b[5] > MaxSubflowBit {
+		return perr(ErrField, "sfbits", uint64(b[5]))
+	}
+	*h = Header{
+		Type:        t,
+		Flags:       f,
+		SubflowBits: b[5],
+		EV:          be.Uint16(b[6:]),
+		Flow:        be.Uint32(b[8:]),
+		Msg:         be.Uint32(b[12:]),
+		PSN:         be.Uint32(b[16:]),
+		TSVal:       be.Uint32(b[20:]),
+		TSEcr:       be.Uint32(b[24:]),
 	}
 	return nil
 }
