@@ -104,6 +104,7 @@ be run on a real kernel.`,
 		a.versionCommand(),
 		a.benchCommand(),
 		a.doctorCommand(),
+		a.captureCommand(),
 	)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
