@@ -269,18 +269,30 @@ func (t *Tap) SetDeadline(d time.Time) { t.rd.SetDeadline(d) }
 // Pending returns the bytes of records waiting in the ring.
 func (t *Tap) Pending() int { return t.rd.AvailableBytes() }
 
+// ErrTapDrained is returned (wrapped) by Read once it has returned every
+// record that was in the ring when Drain was called.
+var ErrTapDrained = errors.New("tap drained")
+
 // Read waits for the next record and decodes it into rec; rec.Data is
 // valid until the next Read. After Close it returns an error wrapping
-// os.ErrClosed.
+// os.ErrClosed, after Drain one wrapping ErrTapDrained.
 func (t *Tap) Read(rec *TapRecord) error {
 	if err := t.rd.ReadInto(&t.rec); err != nil {
-		if errors.Is(err, ringbuf.ErrClosed) {
+		switch {
+		case errors.Is(err, ringbuf.ErrClosed):
 			return fmt.Errorf("bpf: tap: %w", os.ErrClosed)
+		case errors.Is(err, ringbuf.ErrFlushed):
+			return fmt.Errorf("bpf: tap: %w", ErrTapDrained)
 		}
 		return fmt.Errorf("bpf: tap: %w", err)
 	}
 	return ParseTapRecord(t.rec.RawSample, rec)
 }
+
+// Drain makes a Read in progress, and the ones after it, return the
+// records in the ring and then ErrTapDrained: how a reader stops without
+// losing what the programs already copied (Stop first, so none follow).
+func (t *Tap) Drain() error { return t.rd.Flush() }
 
 // Close disarms the tap and releases it. It unblocks a Read in progress.
 func (t *Tap) Close() error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 
 	"github.com/ftlab/ftlab/bpf"
@@ -38,6 +39,9 @@ type Lab struct {
 	Namespace func(node string) string
 	PinRoot   string
 	DataPlane switchd.Config
+	// RunDir is the lab's run directory, where captures take their
+	// per-switch locks.
+	RunDir string
 }
 
 // Options say what to capture and where to write it.
@@ -59,7 +63,7 @@ type PortStats struct {
 	Out      uint64            `json:"out"`     // frames seen leaving (or dropped at the egress)
 	Seen     uint64            `json:"seen"`    // In + Out
 	Written  uint64            `json:"written"` // of those, the frames the filter kept
-	Lost     uint64            `json:"lost"`    // records the switch's ring had no room for (whole switch, on its first port)
+	Lost     uint64            `json:"lost"`    // frames the capture had no room for (a switch's: its ring's, charged to its first port)
 	Verdicts map[string]uint64 `json:"verdicts,omitempty"`
 }
 
@@ -73,8 +77,10 @@ type Result struct {
 }
 
 type source interface {
-	run(out chan<- *Frame) error
-	close() error
+	run(out chan<- *Frame) error // until stopped, then drained
+	stop()                       // stop copying; run returns once it read what was copied
+	close() error                // release, after run returned
+	lost() (*Port, uint64) // frames lost, final after close, and the port charged
 }
 
 // Run captures until ctx ends, a source fails or opt.Count frames were
@@ -109,21 +115,31 @@ func Run(ctx context.Context, l Lab, opt Options) (res *Result, err error) {
 		return nil, fmt.Errorf("capture: switch ports are read through the eBPF data plane's tap, and lab %s runs %s; capture host ports instead", l.Name, l.DataPlane.DataPlane)
 	}
 
-	sources, lostOf, err := openSources(l, ports, opt.SnapLen)
+	sources, err := openSources(l, ports, opt.SnapLen)
 	if err != nil {
 		return nil, err
 	}
-	// Closing the sources ends their run loops, which closes frames.
-	var closeOnce sync.Once
-	var closeErr error
-	closeAll := func() {
-		closeOnce.Do(func() {
+	// Stopping the sources ends their run loops once they have drained
+	// what was copied, which closes frames; then they are released.
+	var stopOnce sync.Once
+	stopAll := func() {
+		stopOnce.Do(func() {
 			for _, s := range sources {
-				closeErr = errors.Join(closeErr, s.close())
+				s.stop()
 			}
 		})
 	}
-	defer closeAll()
+	var closeErr error
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			for _, s := range sources {
+				closeErr = errors.Join(closeErr, s.close())
+			}
+		}
+	}
+	defer release()
 
 	emit, finish, err := newEmitter(opt, l.Name, ports, filter)
 	if err != nil {
@@ -138,7 +154,7 @@ func Run(ctx context.Context, l Lab, opt Options) (res *Result, err error) {
 			defer wg.Done()
 			if err := s.run(frames); err != nil {
 				failed <- err
-				closeAll()
+				stopAll()
 			}
 		}()
 	}
@@ -148,7 +164,7 @@ func Run(ctx context.Context, l Lab, opt Options) (res *Result, err error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			closeAll()
+			stopAll()
 		case <-done:
 		}
 	}()
@@ -179,31 +195,26 @@ func Run(ctx context.Context, l Lab, opt Options) (res *Result, err error) {
 			continue
 		}
 		if emitErr = emit(f, len(frames) == 0); emitErr != nil {
-			closeAll()
+			stopAll()
 			continue
 		}
 		st.Written++
 		res.Written++
 		if opt.Count > 0 && res.Written >= uint64(opt.Count) {
-			closeAll()
+			stopAll()
 		}
 	}
-	// Every source has returned, so every tap is disarmed and lostOf is
-	// final; a source that failed after the watcher left is reported too.
-	closeAll()
+	// Every source has returned: release them, which makes lost final.
+	release()
 	close(failed)
 	var runErr error
 	for err := range failed {
 		runErr = errors.Join(runErr, err)
 	}
-	for node, lost := range lostOf() {
+	for _, s := range sources {
+		p, lost := s.lost()
+		stats[index[p]].Lost += lost
 		res.Lost += lost
-		for i := range ports {
-			if ports[i].Node == node {
-				stats[i].Lost = lost
-				break
-			}
-		}
 	}
 	res.Ports = stats
 	return res, errors.Join(runErr, emitErr, closeErr, finish(stats))
@@ -224,18 +235,17 @@ func verdictKey(f *Frame) string {
 
 // openSources opens one tap per switch and one socket per host port. On
 // error nothing stays open.
-func openSources(l Lab, ports []Port, snaplen int) ([]source, func() map[string]uint64, error) {
+func openSources(l Lab, ports []Port, snaplen int) ([]source, error) {
 	clock, err := newMonoClock()
 	if err != nil {
-		return nil, nil, fmt.Errorf("capture: %w", err)
+		return nil, fmt.Errorf("capture: %w", err)
 	}
 	var sources []source
-	var taps []*switchTap
-	fail := func(err error) ([]source, func() map[string]uint64, error) {
+	fail := func(err error) ([]source, error) {
 		for _, s := range sources {
 			s.close()
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	bySwitch := map[string]map[int]*Port{}
 	var order []string
@@ -266,21 +276,13 @@ func openSources(l Lab, ports []Port, snaplen int) ([]source, func() map[string]
 				all[i] = &p
 			}
 		}
-		t, err := openSwitchTap(l.PinRoot, node, bySwitch[node], all, snaplen, clock)
+		t, err := openSwitchTap(l, node, bySwitch[node], all, snaplen, clock)
 		if err != nil {
 			return fail(err)
 		}
 		sources = append(sources, t)
-		taps = append(taps, t)
 	}
-	lost := func() map[string]uint64 {
-		m := map[string]uint64{}
-		for _, t := range taps {
-			m[t.node] = t.lost
-		}
-		return m
-	}
-	return sources, lost, nil
+	return sources, nil
 }
 
 // newEmitter returns the function that writes one frame (last: no other
@@ -321,5 +323,7 @@ func LabOf(store *lab.Store, st *lab.State) (Lab, error) {
 	if st.Phase != lab.PhaseUp {
 		return Lab{}, fmt.Errorf("capture: lab %q is %s, not up", st.Name, st.Phase)
 	}
-	return Lab{Name: st.Name, Topo: st.Topology, Namespace: store.Namer(st.Name), PinRoot: st.PinRoot, DataPlane: st.DataPlane}, nil
+	// The lab's bpffs is mounted in its run directory.
+	return Lab{Name: st.Name, Topo: st.Topology, Namespace: store.Namer(st.Name), PinRoot: st.PinRoot,
+		DataPlane: st.DataPlane, RunDir: filepath.Dir(st.PinRoot)}, nil
 }

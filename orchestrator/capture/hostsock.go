@@ -23,8 +23,13 @@ type hostSocket struct {
 	port    *Port
 	f       *os.File
 	snaplen int
-	closed  atomic.Bool
+	stopping atomic.Bool
+	closed   atomic.Bool
+	drops    uint64 // the socket's drops, read at close
 }
+
+// hostRcvBuf is the receive buffer of a host port's socket.
+const hostRcvBuf = 8 << 20
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
@@ -38,6 +43,12 @@ func openHostSocket(ns string, p *Port, snaplen int) (*hostSocket, error) {
 		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
 		if err != nil {
 			return fmt.Errorf("AF_PACKET socket: %w", err)
+		}
+		// Room for bursts at the lab's rates (the reader is one goroutine
+		// writing pcapng); what still overflows is counted as lost.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, hostRcvBuf); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("SO_RCVBUFFORCE: %w", err)
 		}
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 			unix.Close(fd)
@@ -73,6 +84,9 @@ func (h *hostSocket) run(out chan<- *Frame) error {
 			return !errors.Is(rerr, unix.EAGAIN)
 		})
 		if err != nil {
+			if h.stopping.Load() && (errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed)) {
+				return nil // drained
+			}
 			if h.closed.Load() {
 				return nil
 			}
@@ -106,7 +120,28 @@ func stampOf(oob []byte) time.Time {
 	return time.Now()
 }
 
-func (h *hostSocket) close() error {
-	h.closed.Store(true)
-	return h.f.Close()
+// stop makes run return once it has read what the socket holds: reads
+// no longer wait.
+func (h *hostSocket) stop() {
+	if !h.stopping.Swap(true) {
+		_ = h.f.SetReadDeadline(time.Now())
+	}
 }
+
+func (h *hostSocket) close() error {
+	if h.closed.Swap(true) {
+		return nil
+	}
+	rc, err := h.f.SyscallConn()
+	if err == nil {
+		err = rc.Control(func(fd uintptr) {
+			// The kernel's count of frames the socket had no room for.
+			if st, serr := unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS); serr == nil {
+				h.drops = uint64(st.Drops)
+			}
+		})
+	}
+	return errors.Join(err, h.f.Close())
+}
+
+func (h *hostSocket) lost() (*Port, uint64) { return h.port, h.drops }
