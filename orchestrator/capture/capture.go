@@ -80,7 +80,7 @@ type source interface {
 	run(out chan<- *Frame) error // until stopped, then drained
 	stop()                       // stop copying; run returns once it read what was copied
 	close() error                // release, after run returned
-	lost() (*Port, uint64) // frames lost, final after close, and the port charged
+	lost() (*Port, uint64)       // frames lost, final after close, and the port charged
 }
 
 // Run captures until ctx ends, a source fails or opt.Count frames were

@@ -20,9 +20,9 @@ import (
 // socket is non-blocking and read through Go's poller, so close unblocks
 // a read in progress.
 type hostSocket struct {
-	port    *Port
-	f       *os.File
-	snaplen int
+	port     *Port
+	f        *os.File
+	snaplen  int
 	stopping atomic.Bool
 	closed   atomic.Bool
 	drops    uint64 // the socket's drops, read at close

@@ -410,4 +410,3 @@ func udpPayload(b []byte) ([]byte, bool) {
 	}
 	return b[14+ihl+8:], true
 }
-

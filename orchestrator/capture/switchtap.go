@@ -32,13 +32,13 @@ type switchTap struct {
 	snaplen int
 	clock   monoClock
 
-	lock    *os.File // held for the whole capture, across reinstalls
+	lock     *os.File // held for the whole capture, across reinstalls
 	mu       sync.Mutex
 	stopping bool // stop was called: drain and return
 	closed   bool
-	cur     *tapHandle
-	lostN   uint64 // of the handles already closed
-	reopens int
+	cur      *tapHandle
+	lostN    uint64 // of the handles already closed
+	reopens  int
 }
 
 // tapHandle is one armed tap of one data plane instance.
