@@ -17,6 +17,7 @@ import (
 
 	"github.com/ftlab/ftlab/hostagent/agent"
 	"github.com/ftlab/ftlab/hostagent/control"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/orchestrator/capture"
@@ -195,7 +196,7 @@ func transfer(t *testing.T, store *lab.Store, st *lab.State, scheme string) {
 			}
 		}()
 		cfg := control.Configure{Scheme: scheme, Name: h, Transport: control.Transport{
-			MinRTONs: int64(50 * time.Millisecond), InitialRTONs: int64(50 * time.Millisecond)}}
+			HostParams: transport.HostParams{MinRTO: 50 * time.Millisecond, InitialRTO: 50 * time.Millisecond}}}
 		if err := ha.Do(&cfg); err != nil {
 			t.Fatal(err)
 		}
