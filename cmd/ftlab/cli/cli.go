@@ -105,6 +105,7 @@ be run on a real kernel.`,
 		a.benchCommand(),
 		a.doctorCommand(),
 		a.captureCommand(),
+		a.graphCommand(),
 	)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
