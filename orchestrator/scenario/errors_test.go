@@ -104,7 +104,7 @@ func TestErrors(t *testing.T) {
 			src:  "transport: rss\n",
 			want: []string{
 				`s.yaml:1:1: topology: missing; give a topology file such as topologies/fattree-k4.yaml, or an inline topology such as {kind: fattree, k: 4}`,
-				`s.yaml:1:1: workload: missing; give a workload: a mapping with kind (permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v) and its options`,
+				`s.yaml:1:1: workload: missing; give a workload: a mapping with kind (permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v, cm) and its options`,
 			},
 		},
 		{
@@ -144,7 +144,7 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown workload",
 			src:  k4 + "workload: {kind: shuffle}\n",
-			want: []string{`s.yaml:2:18: workload.kind: unknown workload "shuffle" (valid: permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v)`},
+			want: []string{`s.yaml:2:18: workload.kind: unknown workload "shuffle" (valid: permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v, cm)`},
 		},
 		{
 			name: "workload hosts that are not hosts",

@@ -13,7 +13,7 @@ import (
 
 // workloadFields are the keys of the workload block, in documentation
 // order.
-var workloadFields = []string{"kind", "size", "hosts", "inter_pod", "senders", "receiver", "order", "max_parallel", "matrix"}
+var workloadFields = []string{"kind", "size", "hosts", "inter_pod", "senders", "receiver", "order", "max_parallel", "matrix", "file"}
 
 // workloadKinds lists the options each workload kind takes besides kind
 // and hosts, in workload.Kinds order; an option given to another kind is
@@ -28,6 +28,7 @@ var workloadKinds = []struct {
 	{workload.Tornado, []string{"size"}},
 	{workload.RingAllReduce, []string{"size", "order"}},
 	{workload.AllToAllV, []string{"matrix"}},
+	{workload.HtsimCM, []string{"file"}},
 }
 
 // workloadKindsTaking lists the kinds that take an option; nil for the
@@ -42,7 +43,7 @@ func workloadKindsTaking(option string) []workload.Kind {
 	return out
 }
 
-const wantWorkload = "a workload: a mapping with kind (permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v) and its options"
+const wantWorkload = "a workload: a mapping with kind (permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v, cm) and its options"
 
 // workloadDecoder decodes the workload block.
 type workloadDecoder struct {
@@ -76,10 +77,12 @@ func (l *loader) workload(n *yaml.Node, top *yamldoc.Walker, t *topology.Topolog
 	d.options()
 	hostsOK := d.hosts()
 	matrixGiven := d.matrix()
+	cmGiven := d.cmFile() // workloadcm.go
 	if !kindOK || f == nil || !hostsOK || !e.clean() || pr.Len() > before {
 		return d.spec
 	}
-	if d.spec.Kind == workload.AllToAllV && d.spec.Matrix == nil && matrixGiven {
+	if d.spec.Kind == workload.AllToAllV && d.spec.Matrix == nil && matrixGiven ||
+		d.spec.Kind == workload.HtsimCM && d.spec.CM == nil && cmGiven {
 		return d.spec // already reported
 	}
 	d.check()
@@ -110,7 +113,7 @@ func (d *workloadDecoder) size() {
 	if s, ok := d.scalar("size", "a size such as 1MiB or a range such as 256KiB..1MiB"); ok {
 		size = s
 	}
-	if d.spec.Kind == workload.AllToAllV {
+	if d.spec.Kind == workload.AllToAllV || d.spec.Kind == workload.HtsimCM {
 		return
 	}
 	sz, err := workload.ParseSize(size)

@@ -33,10 +33,11 @@ const (
 	Tornado       Kind = "tornado"
 	RingAllReduce Kind = "ring-allreduce"
 	AllToAllV     Kind = "all-to-all-v"
+	HtsimCM       Kind = "cm" // an htsim connection matrix (cm.go)
 )
 
 // Kinds lists every kind, in the order the documentation gives them.
-var Kinds = []Kind{Permutation, AllToAll, Incast, Tornado, RingAllReduce, AllToAllV}
+var Kinds = []Kind{Permutation, AllToAll, Incast, Tornado, RingAllReduce, AllToAllV, HtsimCM}
 
 // RingOrder says how the hosts of a ring all-reduce are arranged.
 type RingOrder string

@@ -35,6 +35,9 @@ type Spec struct {
 	MaxParallel int `json:"max_parallel,omitempty"`
 	// Matrix holds the bytes of an all-to-all-v.
 	Matrix *Matrix `json:"matrix,omitempty"`
+	// CM holds the connections of a cm workload; Hosts maps its node
+	// indexes (node i is participant i).
+	CM *ConnMatrix `json:"cm,omitempty"`
 }
 
 // Problem is something wrong with a Spec for a fabric; Field is the
@@ -77,7 +80,7 @@ func (s *Spec) Check(f *Fabric) []Problem {
 		add("hosts", "a %s needs at least 2 hosts, found %d", s.Kind, n)
 		return ps
 	}
-	if s.Kind != AllToAllV && s.Size.Min == 0 {
+	if s.Kind != AllToAllV && s.Kind != HtsimCM && s.Size.Min == 0 {
 		add("size", "missing; a %s needs a message size", s.Kind)
 	}
 	switch s.Kind {
@@ -119,6 +122,14 @@ func (s *Spec) Check(f *Fabric) []Problem {
 		if s.MaxParallel < 0 {
 			add("max_parallel", "must not be negative; 0 sends everything at once")
 		}
+	case HtsimCM:
+		if s.CM == nil {
+			add("file", "missing; a cm workload needs an htsim connection matrix file")
+		} else {
+			for _, msg := range s.CM.checkHosts(n) {
+				add("file", "%s", msg)
+			}
+		}
 	case AllToAllV:
 		switch {
 		case s.Matrix == nil:
@@ -154,6 +165,8 @@ func (s *Spec) Generate(f *Fabric, seed uint64) ([]Message, error) {
 		return tornado(hosts, s.Size, r), nil
 	case RingAllReduce:
 		return ringAllReduce(hosts, s.Size.Min, s.Order, r), nil
+	case HtsimCM:
+		return connMatrixMessages(hosts, s.CM), nil
 	default: // AllToAllV; Check rejected anything else
 		return allToAllV(hosts, s.Matrix), nil
 	}

@@ -352,7 +352,7 @@ func TestCheck(t *testing.T) {
 		want []Problem
 	}{
 		{"ok", Spec{Kind: Permutation, Size: Fixed(1)}, nil},
-		{"unknown kind", Spec{Kind: "shuffle", Size: Fixed(1)}, []Problem{{"kind", `unknown workload "shuffle" (valid: permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v)`}}},
+		{"unknown kind", Spec{Kind: "shuffle", Size: Fixed(1)}, []Problem{{"kind", `unknown workload "shuffle" (valid: permutation, all-to-all, incast, tornado, ring-allreduce, all-to-all-v, cm)`}}},
 		{"no size", Spec{Kind: Tornado}, []Problem{{"size", "missing; a tornado needs a message size"}}},
 		{"unknown host", Spec{Kind: Permutation, Size: Fixed(1), Hosts: []string{"h0-0-0", "h9-0-0"}}, []Problem{{"hosts", `no host named "h9-0-0"`}}},
 		{"one host", Spec{Kind: Permutation, Size: Fixed(1), Hosts: []string{"h0-0-0"}}, []Problem{{"hosts", "a permutation needs at least 2 hosts, found 1"}}},
