@@ -168,11 +168,7 @@ func captureTransfer(t *testing.T, mode, scheme string, types []wire.Type) {
 	}
 
 	frames := readPcapng(t, file, res)
-	if tshark, err := exec.LookPath("tshark"); err != nil {
-		t.Log("tshark not installed: the dissector is not checked")
-	} else {
-		checkDissector(t, tshark, file, frames, types)
-	}
+	checkDissector(t, testlab.Tool(t, "tshark", "the Wireshark dissector is checked on the capture"), file, frames, types)
 }
 
 // transfer sends one message from sender to receiver with the scheme and

@@ -68,10 +68,7 @@ func TestLabGraph(t *testing.T) {
 		t.Errorf("only %d links carried traffic both ways", busy)
 	}
 
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed: the HTML page is not checked in a browser")
-	}
+	chromium := testlab.Tool(t, "chromium", "the HTML page is checked in a browser")
 	page := filepath.Join(t.TempDir(), "graph.html")
 	f, err := os.Create(page)
 	if err != nil {
