@@ -26,6 +26,18 @@ const (
 	// maxTrials bounds a search whatever the options: doubling from 1 Mbit/s
 	// to 10 Gbit/s takes 14 trials, bisecting to 1% another 8.
 	maxTrials = 40
+
+	// AimBusy is the share of the machine's cores a trial aims to keep
+	// busy. What the agents and the data plane cost grows with the
+	// packet rate, so a trial that kept the cores busy for a share u of
+	// the time at rate r suggests that about r*AimBusy/u is as fast as
+	// the machine stays honest (a run is WARN once the cores are all busy
+	// for more than fidelity.MaxCPUSaturated of it). The search jumps
+	// there instead of doubling or halving; bisection and the
+	// confirmation then settle the answer as before.
+	AimBusy = 0.75
+	// maxAim bounds one jump, either way.
+	maxAim = 4.0
 )
 
 // Loader loads the scenario at a full link rate (scenario.Options.Rate).
@@ -79,6 +91,9 @@ type Trial struct {
 	RateBps uint64           `json:"rate_bps"`
 	OK      bool             `json:"ok"`
 	Verdict fidelity.Verdict `json:"verdict"`
+	// Busy is the highest share of the cores busy in any of its runs (0:
+	// not measured).
+	Busy float64 `json:"cpu_busy,omitempty"`
 	// Reasons say why a trial is not OK: "cell: reason".
 	Reasons []string      `json:"reasons,omitempty"`
 	Dir     string        `json:"dir"`
@@ -174,7 +189,7 @@ func (s *search) bracket(start, bad uint64) (ok, notOK uint64, err error) {
 	if good {
 		ok = start
 		for {
-			r := min(ok*2, s.opt.Max)
+			r := min(s.aim(ok, true), s.opt.Max)
 			if bad != 0 && r >= bad || r == ok {
 				return ok, bad, nil
 			}
@@ -192,7 +207,7 @@ func (s *search) bracket(start, bad uint64) (ok, notOK uint64, err error) {
 		if bad <= s.opt.Min {
 			return 0, 0, fmt.Errorf("%w: %s, the lowest rate allowed, is not OK (see the trials' report.md, Fidelity)", ErrNoRate, units.FormatRate(s.opt.Min))
 		}
-		r := max(bad/2, s.opt.Min)
+		r := max(s.aim(bad, false), s.opt.Min)
 		if good, err = s.try(r); err != nil {
 			return 0, 0, err
 		}
@@ -201,6 +216,27 @@ func (s *search) bracket(start, bad uint64) (ok, notOK uint64, err error) {
 		}
 		bad = r
 	}
+}
+
+// aim is the next rate to try after the last trial, at rate, was OK (up)
+// or not: the rate at which that trial's load would keep AimBusy of the
+// cores busy, at least one precision step away and at most maxAim times
+// (doubling or halving when the load was not measured).
+func (s *search) aim(rate uint64, up bool) uint64 {
+	factor := 2.0
+	if t := s.res.Trials[len(s.res.Trials)-1]; t.Busy > 0 {
+		factor = AimBusy / t.Busy
+	}
+	step := 1 + s.opt.Precision
+	if up {
+		factor = min(max(factor, step), maxAim)
+	} else {
+		if factor == 2 {
+			factor = 0.5
+		}
+		factor = max(min(factor, 1/step), 1/maxAim)
+	}
+	return roundRate(float64(rate) * factor)
 }
 
 // bisect narrows [ok, bad) geometrically to the precision; bad 0 means
@@ -265,6 +301,9 @@ func (s *search) try(rate uint64) (bool, error) {
 	if sum != nil && sum.Fidelity.Verdict != "" { // "": no run was judged
 		t.Verdict = sum.Fidelity.Verdict
 		t.OK, t.Reasons = judge(sum)
+		for _, r := range sum.Fidelity.Runs {
+			t.Busy = max(t.Busy, r.CPUBusy)
+		}
 	}
 	// A FAIL verdict fails the run but is a trial's answer like a WARN:
 	// the machine broke an invariant at this rate.

@@ -225,3 +225,50 @@ func TestSearchGoesOnAfterAFail(t *testing.T) {
 		t.Error("a broken trial did not end the search")
 	}
 }
+
+// busyMachine fakes a machine whose cores are busy in proportion to the
+// rate, and whose runs are OK while at most 80% busy.
+func busyMachine(perMbit float64) (func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error), *[]uint64) {
+	var tried []uint64
+	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
+		rate := sc.Cells[0].Config.Topo().FullRate()
+		tried = append(tried, rate)
+		busy := min(1, perMbit*float64(rate)/1e6)
+		v := fidelity.OK
+		if busy > 0.8 {
+			v = fidelity.WARN
+		}
+		sum := &report.Summary{Scenario: sc.Name}
+		for _, c := range sc.Cells {
+			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
+			sum.Fidelity.Runs = append(sum.Fidelity.Runs, report.RunVerdict{Cell: c.Name, Verdict: v, CPUBusy: busy})
+		}
+		sum.Fidelity.Verdict = v
+		return sum, nil
+	}, &tried
+}
+
+// TestSearchAimsByLoad: with the cores' load of each trial known, the
+// search jumps close to the answer instead of doubling, and finds the
+// same limit in fewer trials than a search that cannot see the load.
+func TestSearchAimsByLoad(t *testing.T) {
+	// 1% of the cores per Mbit/s: OK up to 80 Mbit/s.
+	run, tried := busyMachine(0.01)
+	opt := Options{Dir: t.TempDir(), Start: 10 * units.Mbit, Max: 10 * units.Gbit, Precision: 0.25, Confirm: 1, run: run}
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps > 80*units.Mbit || float64(res.RateBps)*1.25 < 80e6 {
+		t.Errorf("found %s, want within 25%% below 80Mbit (tried %v)", units.FormatRate(res.RateBps), *tried)
+	}
+	blind, blindTried := machineLimit(80 * units.Mbit)
+	opt.run, opt.Dir = blind, t.TempDir()
+	if _, err := Search(context.Background(), loader(t), opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(*tried) >= len(*blindTried) {
+		t.Errorf("aimed search took %d trials %v, doubling %d %v", len(*tried), *tried, len(*blindTried), *blindTried)
+	}
+	t.Logf("aimed: %v; doubling: %v", *tried, *blindTried)
+}

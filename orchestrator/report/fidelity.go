@@ -15,6 +15,9 @@ type RunVerdict struct {
 	Repetition int              `json:"repetition"`
 	Verdict    fidelity.Verdict `json:"verdict"`
 	Reasons    []string         `json:"reasons,omitempty"`
+	// CPUBusy is the share of all cores' time busy during the run (0: not
+	// sampled): what calibration aims its next trial with.
+	CPUBusy float64 `json:"cpu_busy,omitempty"`
 }
 
 // FidelitySummary is summary.json's fidelity: overall and per run.
@@ -31,6 +34,9 @@ func fidelityOf(meta *results.Meta) FidelitySummary {
 		rv := RunVerdict{Cell: r.Cell, Repetition: r.Repetition, Verdict: "-"}
 		if r.Fidelity != nil {
 			rv.Verdict, rv.Reasons = r.Fidelity.Verdict, r.Fidelity.Reasons
+			if c := r.Fidelity.CPU; c != nil {
+				rv.CPUBusy = c.MeanBusy
+			}
 		}
 		s.Runs = append(s.Runs, rv)
 	}
