@@ -9,6 +9,7 @@ import (
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
+	"github.com/ftlab/ftlab/switchd"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,7 +17,7 @@ import (
 var topFields = []string{
 	"name", "description", "topology", "links", "rate", "dataplane", "policy", "ofan", "pofan", "ar", "trimming",
 	"transport", "rss", "pfld", "rack", "psnpath", "plb", "reps", "host", "workload", "faults",
-	"repetitions", "seed", "seeds", "timeout", "compare",
+	"repetitions", "seed", "seeds", "timeout", "convergence_delay", "compare",
 }
 
 // topHints explain keys that belong one level down.
@@ -143,6 +144,18 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 		}
 		cfg.Timeout, faultLimit = d, d
 		return nil
+	})
+
+	cfg.ConvergenceDelay = switchd.DefaultConvergenceDelay
+	parsed("convergence_delay", "a duration such as 50ms", func(s string) error {
+		d, err := parseDuration(s)
+		if err == nil && d <= 0 {
+			err = fmt.Errorf("must be longer than 0s")
+		}
+		if err == nil {
+			cfg.ConvergenceDelay = d
+		}
+		return err
 	})
 
 	l.blocks(cfg, nodes, res.used, &pr)

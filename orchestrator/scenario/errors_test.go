@@ -21,12 +21,12 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown field",
 			src:  k4 + perm + "transprot: rss\n",
-			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
+			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "misplaced field",
 			src:  k4 + perm + "sigma: 8\n",
-			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, compare)`},
+			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "unknown policy",
@@ -246,7 +246,7 @@ func TestErrors(t *testing.T) {
 			name: "compare key unknown",
 			src:  k4 + perm + "compare:\n  polcy: [ecmp, ofan]\n  rss.sgima: [4, 8]\n  seed: [1, 2]\n  workload.size.min: [1, 2]\n",
 			want: []string{
-				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout)`,
+				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout, convergence_delay)`,
 				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback, keep_path_on_rto)`,
 				`s.yaml:6:3: compare.seed: seed cannot be compared: every cell runs every seed, so cells are compared on the same workload and faults`,
 				`s.yaml:7:3: compare.workload.size.min: "workload.size.min" is not a field path; write a field (policy), a field of a block (rss.sigma, workload.size) or of a fault (faults[0].drop)`,

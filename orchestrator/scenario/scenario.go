@@ -81,6 +81,9 @@ type Config struct {
 	Regime Regime `json:"regime"`
 	// Timeout stops a run that has not completed every message.
 	Timeout time.Duration `json:"timeout_ns"`
+	// ConvergenceDelay is how long switches keep routes through a link
+	// that failed, before they reconverge around it.
+	ConvergenceDelay time.Duration `json:"convergence_delay_ns"`
 
 	topo   *topology.Topology
 	fabric *workload.Fabric

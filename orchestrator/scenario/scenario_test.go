@@ -40,14 +40,15 @@ func TestDefaults(t *testing.T) {
 			Name: "s", Spec: "kind: fattree\nk: 4\n", Kind: topology.FatTree, K: 4,
 			Hosts: 16, Switches: 20, Links: 48,
 		},
-		DataPlane: Shaped,
-		Policy:    Policy{LayerEdge: ECMP, LayerAgg: ECMP},
-		Transport: TransportECMP,
-		Params:    scheme.Params{ECMP: &scheme.ECMPParams{}},
-		Host:      HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
-		Workload:  workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
-		Faults:    []Fault{},
-		Timeout:   60 * time.Second,
+		DataPlane:        Shaped,
+		Policy:           Policy{LayerEdge: ECMP, LayerAgg: ECMP},
+		Transport:        TransportECMP,
+		Params:           scheme.Params{ECMP: &scheme.ECMPParams{}},
+		Host:             HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
+		Workload:         workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
+		Faults:           []Fault{},
+		Timeout:          60 * time.Second,
+		ConvergenceDelay: 50 * time.Millisecond,
 		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 82) B x 8 /
 		// 100 Mbit/s = 766.08 µs, plus 12 x 150 µs of processing.
 		BaseRTT: 2566080 * time.Nanosecond,
@@ -229,6 +230,29 @@ compare:
 	}
 	if src := s.Cells[0].Config.Topology.Source; src != "topologies/a.yaml" {
 		t.Errorf("topology source %q", src)
+	}
+}
+
+// TestConvergenceDelay: a scenario sets how long switches keep routes
+// through a failed link, and may compare delays; zero is refused (it
+// would silently mean the default).
+func TestConvergenceDelay(t *testing.T) {
+	src := `workload: {kind: permutation}
+topology: {kind: fattree, k: 4}
+compare:
+  convergence_delay: [20ms, 400ms]
+`
+	s := mustParse(t, src, map[string]string{"go.mod": ""})
+	var got []time.Duration
+	for _, c := range s.Cells {
+		got = append(got, c.Config.ConvergenceDelay)
+	}
+	if diff := cmp.Diff([]time.Duration{20 * time.Millisecond, 400 * time.Millisecond}, got); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+	_, err := parse(t, "workload: {kind: permutation}\ntopology: {kind: fattree, k: 4}\nconvergence_delay: 0s\n", map[string]string{"go.mod": ""})
+	if err == nil || !strings.Contains(err.Error(), "convergence_delay: must be longer than 0s") {
+		t.Errorf("zero delay: %v", err)
 	}
 }
 
