@@ -10,12 +10,12 @@ import (
 
 // Result is one evaluated check, as reports show it.
 type Result struct {
-	Check       string `json:"check"`
-	Step        string `json:"step"`
-	Kind        string `json:"kind"`
-	Description string `json:"description"`
-	Priority    int    `json:"priority"`
-	Points      int    `json:"points"`
+	Check       string  `json:"check"`
+	Step        string  `json:"step"`
+	Kind        string  `json:"kind"`
+	Description string  `json:"description"`
+	Priority    int     `json:"priority"`
+	Points      int     `json:"points"`
 	Earned      float64 `json:"earned"`
 	Outcome
 	// Hint is the check's hint, given when it did not pass.

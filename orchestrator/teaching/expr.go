@@ -105,9 +105,9 @@ func flatten(err error) error {
 	return fmt.Errorf("%s", strings.TrimSpace(first))
 }
 
-// jsonDoc turns a Go value into the generic JSON document an expression
+// JSONDoc turns a Go value into the generic JSON document an expression
 // sees: the same field names a user sees in ftlab's JSON output.
-func jsonDoc(v any) (any, error) {
+func JSONDoc(v any) (any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

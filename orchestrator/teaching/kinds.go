@@ -42,7 +42,7 @@ var Kinds = []Kind{
 	},
 	{
 		Name: "stats", Live: true,
-		Doc:  "a predicate over the lab's counters (stats: ftlab stats --json) and state (lab), read now",
+		Doc: "a predicate over the lab's counters (stats: ftlab stats --json) and state (lab), read now",
 		Fields: []FieldDoc{
 			{Name: "expect", Doc: "a predicate expression", Required: true},
 		},
@@ -61,7 +61,7 @@ var Kinds = []Kind{
 	},
 	{
 		Name: "exec", Live: true,
-		Doc:  "a command inside a node's namespace (no shell): its exit code and output",
+		Doc: "a command inside a node's namespace (no shell): its exit code and output",
 		Fields: []FieldDoc{
 			{Name: "node", Doc: "the node (or {pick.X})", Required: true},
 			{Name: "command", Doc: "the argv, a list", Required: true},
@@ -258,11 +258,11 @@ func (s *reachSpec) Evaluate(ctx context.Context, env *Env) Outcome {
 
 // execSpec is an exec check.
 type execSpec struct {
-	node          string
-	argv          []string
-	exit          int
+	node           string
+	argv           []string
+	exit           int
 	match, noMatch *regexp.Regexp
-	timeout       time.Duration
+	timeout        time.Duration
 }
 
 func decodeExec(f *fields) Spec {

@@ -145,7 +145,7 @@ func (f *Facts) doc() any {
 	if f == nil {
 		return map[string]any{}
 	}
-	d, _ := jsonDoc(f)
+	d, _ := JSONDoc(f)
 	m, _ := d.(map[string]any)
 	if m == nil {
 		m = map[string]any{}

@@ -1,0 +1,88 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/ftlab/ftlab/orchestrator/teaching"
+)
+
+// CheckResult is what `ftlab lab check` found.
+type CheckResult struct {
+	// Report is the whole lab's standing: these results merged into the
+	// earlier ones, as written to the workspace (with expected answers,
+	// which the workspace's files leave out).
+	Report *teaching.Report
+	// Checked are this check's results only.
+	Checked []teaching.Result
+	// Step is the step checked ("" for all); Done says whether its
+	// priority-1 checks passed, Advanced whether that moved the student
+	// to the next step.
+	Step     string
+	Done     bool
+	Advanced bool
+}
+
+// Check evaluates the checks of one step (stepID, or the current step when
+// empty) or, with all, of every step, against the running lab, the
+// student's answers and runs; writes report.md, results.json and
+// junit.xml to the workspace; and moves the student on when the current
+// step's priority-1 checks pass.
+func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool) (*CheckResult, error) {
+	ws := a.Session.Workspace
+	answers, err := teaching.ReadAnswers(a.Lab, filepath.Join(ws, teaching.AnswersFile))
+	if err != nil {
+		return nil, err
+	}
+	runs, err := teaching.LoadRuns(ws, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	env := &teaching.Env{Lab: a.Lab, Facts: a.Facts, Answers: answers, Runs: runs,
+		Live: &live{store: m.Store, name: a.Session.LabName}, Features: m.Features}
+	res := &CheckResult{}
+	var checks []*teaching.Check
+	if all {
+		checks = a.Lab.Checks()
+	} else {
+		step, _, err := a.StepOf(stepID)
+		if err != nil {
+			return nil, err
+		}
+		res.Step, checks = step.ID, step.Checks
+	}
+	res.Checked = teaching.Evaluate(ctx, env, checks)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var previous []teaching.Result
+	if old, err := teaching.ReadReport(filepath.Join(ws, teaching.ResultsFile)); err == nil {
+		previous = old.Results
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	merged := teaching.Merge(previous, res.Checked, a.Lab.Checks())
+	if res.Step != "" {
+		res.Done, _ = teaching.StepDone(res.Step, res.Checked)
+		cur := a.Lab.Steps[min(a.Session.Step, len(a.Lab.Steps)-1)]
+		if res.Done && cur.ID == res.Step && a.Session.Step < len(a.Lab.Steps)-1 {
+			a.Session.Step++
+			res.Advanced = true
+		}
+	}
+	rep := teaching.NewReport(a.Lab, a.Facts, answers, merged)
+	rep.LabName, rep.Version = a.Session.LabName, m.Version
+	rep.Current = a.Lab.Steps[min(a.Session.Step, len(a.Lab.Steps)-1)].ID
+	for _, s := range a.Lab.Steps {
+		if r, ok := runs[s.ID]; ok {
+			rep.Runs = append(rep.Runs, r)
+		}
+	}
+	res.Report = rep
+	if err := rep.ForStudent().WriteFiles(ws); err != nil {
+		return nil, err
+	}
+	return res, m.save(a)
+}
