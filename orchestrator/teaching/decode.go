@@ -294,7 +294,13 @@ func (l *Lab) decodeStep(f *fields, pr *yamldoc.Problems) {
 			return
 		}
 		path := filepath.Join(l.Dir, sc)
-		loaded, err := scenario.Load(path)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			g.problem("scenario", "%v", err)
+			return
+		}
+		// Picks are filled in per student; any student's do to check it.
+		loaded, err := scenario.Parse(path, []byte(l.Draw("lab-validation").Expand("", string(raw))))
 		if err != nil {
 			pr.AddError(g.w.Val("scenario"), "run.scenario", err)
 			return
@@ -458,6 +464,13 @@ func (l *Lab) validate(pr *yamldoc.Problems) {
 			switch sp := c.Spec.(type) {
 			case *predicateSpec:
 				run = sp.run
+				if sp.expr != nil {
+					for _, q := range l.Questions {
+						if regexp.MustCompile(`\banswers\.` + regexp.QuoteMeta(q.ID) + `\b`).MatchString(sp.expr.Src) {
+							asked[q.ID] = true
+						}
+					}
+				}
 			case *answerSpec:
 				run = sp.run
 				if sp.question != nil {
@@ -482,7 +495,7 @@ func (l *Lab) validate(pr *yamldoc.Problems) {
 			pr.Add(q.Pos, fmt.Sprintf("questions[%d].step", i), "no step %q", q.Step)
 		}
 		if !asked[q.ID] {
-			pr.Add(q.Pos, fmt.Sprintf("questions[%d]", i), "question %q has no answer check: it would never be graded", q.ID)
+			pr.Add(q.Pos, fmt.Sprintf("questions[%d]", i), "question %q has no check (an answer check, or a predicate reading answers.%s): it would never be graded", q.ID, q.ID)
 		}
 	}
 	for _, name := range []string{HandoutFile, AnswersFile} {

@@ -17,6 +17,8 @@ type Facts struct {
 	Seed    uint64            `json:"seed"`
 	Faults  []Impairment      `json:"faults"`
 	Picks   map[string]string `json:"picks"`
+	// Addrs are the addresses of picked nodes, by pick name.
+	Addrs map[string]string `json:"addrs"`
 }
 
 // Impairment is one link direction set of a hidden fault.
@@ -55,7 +57,7 @@ func SeedOf(labID, student string) uint64 {
 // Draw makes a student's variant of the lab. Each rule draws from its own
 // random stream, so adding a pick does not change the faults.
 func (l *Lab) Draw(student string) *Facts {
-	f := &Facts{Student: NormalizeStudent(student), Seed: SeedOf(l.ID, student), Picks: map[string]string{}}
+	f := &Facts{Student: NormalizeStudent(student), Seed: SeedOf(l.ID, student), Picks: map[string]string{}, Addrs: map[string]string{}}
 	t := l.Topo
 	used := map[string]bool{}
 	for i, r := range l.Variant.Faults {
@@ -101,6 +103,9 @@ func (l *Lab) Draw(student string) *Facts {
 			name := cands[rng.IntN(len(cands))]
 			f.Picks[p.Name] = name
 			picked[name] = true
+			if n, ok := t.Node(name); ok {
+				f.Addrs[p.Name] = n.Addr.String()
+			}
 		}
 	}
 	return f
@@ -158,12 +163,18 @@ func (f *Facts) doc() any {
 	return m
 }
 
-// Expand substitutes {lab} and {pick.NAME} in a step's command.
+// Expand substitutes {lab}, {pick.NAME} and {addr.NAME} (a picked
+// node's address) in a step's command.
 func (f *Facts) Expand(labName, s string) string {
-	s = strings.ReplaceAll(s, "{lab}", labName)
+	if labName != "" {
+		s = strings.ReplaceAll(s, "{lab}", labName)
+	}
 	if f != nil {
 		for k, v := range f.Picks {
 			s = strings.ReplaceAll(s, "{pick."+k+"}", v)
+		}
+		for k, v := range f.Addrs {
+			s = strings.ReplaceAll(s, "{addr."+k+"}", v)
 		}
 	}
 	return s

@@ -106,6 +106,7 @@ be run on a real kernel.`,
 		a.doctorCommand(),
 		a.captureCommand(),
 		a.graphCommand(),
+		a.labCommand(),
 	)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {

@@ -42,10 +42,33 @@ func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool)
 	}
 	env := &teaching.Env{Lab: a.Lab, Facts: a.Facts, Answers: answers, Runs: runs,
 		Live: &live{store: m.Store, name: a.Session.LabName}, Features: m.Features}
+	var previous []teaching.Result
+	if old, err := teaching.ReadReport(filepath.Join(ws, teaching.ResultsFile)); err == nil {
+		previous = old.Results
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	res := &CheckResult{}
 	var checks []*teaching.Check
+	var kept []teaching.Result
 	if all {
-		checks = a.Lab.Checks()
+		// Live checks of the steps behind the student keep the outcome
+		// they had when that step was checked: later steps change the
+		// lab (a failed link is repaired), and checking them again would
+		// judge the wrong state. Answers and runs are judged again.
+		recorded := map[string]teaching.Result{}
+		for _, r := range previous {
+			recorded[r.Check] = r
+		}
+		for _, c := range a.Lab.Checks() {
+			_, si, _ := a.Lab.Step(c.Step)
+			kind, _ := teaching.LookupKind(c.Kind)
+			if r, ok := recorded[c.ID]; ok && kind.Live && si < a.Session.Step {
+				kept = append(kept, r)
+				continue
+			}
+			checks = append(checks, c)
+		}
 	} else {
 		step, _, err := a.StepOf(stepID)
 		if err != nil {
@@ -57,13 +80,10 @@ func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	var previous []teaching.Result
-	if old, err := teaching.ReadReport(filepath.Join(ws, teaching.ResultsFile)); err == nil {
-		previous = old.Results
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
 	merged := teaching.Merge(previous, res.Checked, a.Lab.Checks())
+	if len(kept) > 0 {
+		res.Checked = teaching.Merge(kept, res.Checked, a.Lab.Checks())
+	}
 	if res.Step != "" {
 		res.Done, _ = teaching.StepDone(res.Step, res.Checked)
 		cur := a.Lab.Steps[min(a.Session.Step, len(a.Lab.Steps)-1)]

@@ -55,7 +55,7 @@ func (m *Manager) RunStep(ctx context.Context, a *Active, stepID string) (*RunRe
 	if step.Run == nil {
 		return nil, fmt.Errorf("step %s has no scenario to run: its commands are %q", step.ID, step.Do)
 	}
-	sc, err := m.loadScenario(step.Run, a.Facts.Seed)
+	sc, err := m.loadScenario(step.Run, a.Facts)
 	if err != nil {
 		return nil, err
 	}
@@ -98,20 +98,25 @@ func (m *Manager) RunStep(ctx context.Context, a *Active, stepID string) (*RunRe
 			return res, runErr
 		}
 	}
+	if a.Session.Runs == nil {
+		a.Session.Runs = map[string]teaching.SessionRun{}
+	}
 	a.Session.Runs[step.ID] = sr
 	return res, m.save(a)
 }
 
-// loadScenario loads a step's scenario, with the student's seed in place
-// of the file's when the step says so: every student gets their own
-// workload and random faults, the same at every rerun.
-func (m *Manager) loadScenario(r *teaching.StepRun, seed uint64) (*scenario.Scenario, error) {
-	data, err := os.ReadFile(r.Scenario)
+// loadScenario loads a step's scenario, with the student's picks in place
+// of {pick.NAME} and {addr.NAME}, and the student's seed in place of the
+// file's when the step says so: every student gets their own workload and
+// random faults, the same at every rerun.
+func (m *Manager) loadScenario(r *teaching.StepRun, facts *teaching.Facts) (*scenario.Scenario, error) {
+	raw, err := os.ReadFile(r.Scenario)
 	if err != nil {
 		return nil, err
 	}
+	data := []byte(facts.Expand("", string(raw)))
 	if r.VariantSeed {
-		if data, err = withSeed(data, seed%1_000_000+1); err != nil {
+		if data, err = withSeed(data, facts.Seed%1_000_000+1); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Scenario, err)
 		}
 	}
