@@ -31,9 +31,13 @@ import (
 //
 //	cell(summary, "policy=ecmp")    the cell whose labels include all of these
 //	queue(cell, "A->C")             a cell's queue summary of one direction
+//	fabricmax(cell, "max_backlog_bytes")  the largest value of a queue field over E->A, A->C, C->A, A->E
 //	dir(stats, "A->C")              stats totals of one direction
 //	port(stats, "e0-0", "a0-0")     the port of switch e0-0 towards a0-0
 //	link("a0-0", "e0-0")            the link's name, either end first: "e0-0~a0-0"
+// fabricStages are a fat tree's switch-to-switch directions.
+var fabricStages = []string{"E->A", "A->C", "C->A", "A->E"}
+
 var exprNames = []string{"stats", "lab", "summary", "runs", "answers", "answer", "variant", "topology"}
 
 // exprFunctions are the helpers every expression may call.
@@ -43,6 +47,21 @@ func exprFunctions(t *topology.Topology) []expr.Option {
 		expr.Function("queue", func(p ...any) (any, error) {
 			return findBy(field(p[0], "queues"), "direction", p[1].(string), "queue")
 		}, new(func(any, string) any)),
+		expr.Function("fabricmax", func(p ...any) (any, error) {
+			qs, _ := field(p[0], "queues").([]any)
+			best, found := 0.0, false
+			for _, q := range qs {
+				if d, _ := field(q, "direction").(string); slices.Contains(fabricStages, d) {
+					if v, ok := toFloat(field(q, p[1].(string))); ok {
+						best, found = max(best, v), true
+					}
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("the cell has no %s for the fabric stages", p[1])
+			}
+			return best, nil
+		}, new(func(any, string) float64)),
 		expr.Function("dir", func(p ...any) (any, error) {
 			return findBy(field(p[0], "directions"), "direction", p[1].(string), "direction")
 		}, new(func(any, string) any)),

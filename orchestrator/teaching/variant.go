@@ -59,18 +59,26 @@ func SeedOf(labID, student string) uint64 {
 func (l *Lab) Draw(student string) *Facts {
 	f := &Facts{Student: NormalizeStudent(student), Seed: SeedOf(l.ID, student), Picks: map[string]string{}, Addrs: map[string]string{}}
 	t := l.Topo
-	used := map[string]bool{}
+	// Faulty links share no switch: each can be found on its own, and
+	// taking them all out of service never cuts the fabric apart.
+	touched := map[string]bool{}
 	for i, r := range l.Variant.Faults {
 		rng := rand.New(rand.NewPCG(f.Seed, uint64(i)+1))
-		var pool []string
-		for _, lk := range t.Links {
-			if slices.Contains(r.Stages, string(lk.Stage)) && !used[lk.Name] {
-				pool = append(pool, lk.Name)
+		var pool []*topology.Link
+		for j := range t.Links {
+			if lk := &t.Links[j]; slices.Contains(r.Stages, string(lk.Stage)) {
+				pool = append(pool, lk)
 			}
 		}
 		rng.Shuffle(len(pool), func(a, b int) { pool[a], pool[b] = pool[b], pool[a] })
-		for _, name := range pool[:min(r.Count, len(pool))] {
-			used[name] = true
+		n := 0
+		for _, lk := range pool {
+			if n == r.Count || touched[lk.A.Node] || touched[lk.B.Node] {
+				continue
+			}
+			n++
+			touched[lk.A.Node], touched[lk.B.Node] = true, true
+			name := lk.Name
 			dir := r.Direction
 			if dir == "random" {
 				dir = []string{"up", "down"}[rng.IntN(2)]
