@@ -136,16 +136,28 @@ func runFor(env *Env, step string) (*Run, *Outcome) {
 	case "OK":
 		return r, nil
 	case "WARN":
-		o := inconclusive(fmt.Sprintf("the run of step %s has fidelity verdict WARN (%s): this machine may have set its numbers; rerun it (ftlab lab run %s) on a quieter machine or at a lower rate",
-			step, strings.Join(r.Reasons, "; "), step))
+		o := inconclusive(fmt.Sprintf("the run of step %s has fidelity verdict WARN (%s): this machine may have set its numbers; rerun it (ftlab lab run %s) on a quieter machine",
+			step, shortReasons(r.Reasons), step))
 		return nil, &o
 	case "":
 		o := inconclusive(fmt.Sprintf("the run of step %s has no fidelity verdict (interrupted?); rerun it", step))
 		return nil, &o
 	}
 	o := inconclusive(fmt.Sprintf("the run of step %s has fidelity verdict %s (%s): an invariant of the emulation broke, not your answer; show it to your instructor",
-		step, r.Verdict, strings.Join(r.Reasons, "; ")))
+		step, r.Verdict, shortReasons(r.Reasons)))
 	return nil, &o
+}
+
+// shortReasons is the first reason of a verdict, and how many more the
+// run's report.md gives.
+func shortReasons(rs []string) string {
+	switch len(rs) {
+	case 0:
+		return "no reason recorded"
+	case 1:
+		return rs[0]
+	}
+	return fmt.Sprintf("%s; %d more in the run's report.md", rs[0], len(rs)-1)
 }
 
 // predicateSpec is a stats or summary check.

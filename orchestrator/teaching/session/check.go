@@ -25,12 +25,9 @@ type CheckResult struct {
 	Advanced bool
 }
 
-// Check evaluates the checks of one step (stepID, or the current step when
-// empty) or, with all, of every step, against the running lab, the
-// student's answers and runs; writes report.md, results.json and
-// junit.xml to the workspace; and moves the student on when the current
-// step's priority-1 checks pass.
-func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool) (*CheckResult, error) {
+// Env is what checks of the student's lab are evaluated against: the
+// running lab, the answers file and runs in the workspace.
+func (m *Manager) Env(a *Active) (*teaching.Env, error) {
 	ws := a.Session.Workspace
 	answers, err := teaching.ReadAnswers(a.Lab, filepath.Join(ws, teaching.AnswersFile))
 	if err != nil {
@@ -40,8 +37,22 @@ func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool)
 	if err != nil {
 		return nil, err
 	}
-	env := &teaching.Env{Lab: a.Lab, Facts: a.Facts, Answers: answers, Runs: runs,
-		Live: &live{store: m.Store, name: a.Session.LabName}, Features: m.Features}
+	return &teaching.Env{Lab: a.Lab, Facts: a.Facts, Answers: answers, Runs: runs,
+		Live: &live{store: m.Store, name: a.Session.LabName}, Features: m.Features}, nil
+}
+
+// Check evaluates the checks of one step (stepID, or the current step when
+// empty) or, with all, of every step, against the running lab, the
+// student's answers and runs; writes report.md, results.json and
+// junit.xml to the workspace; and moves the student on when the current
+// step's priority-1 checks pass.
+func (m *Manager) Check(ctx context.Context, a *Active, stepID string, all bool) (*CheckResult, error) {
+	ws := a.Session.Workspace
+	env, err := m.Env(a)
+	if err != nil {
+		return nil, err
+	}
+	answers, runs := env.Answers, env.Runs
 	var previous []teaching.Result
 	if old, err := teaching.ReadReport(filepath.Join(ws, teaching.ResultsFile)); err == nil {
 		previous = old.Results

@@ -79,13 +79,10 @@ func (m *Manager) RunStep(ctx context.Context, a *Active, stepID string) (*RunRe
 		_, _, runErr := runner.Run(ctx, sc, runner.Options{Store: m.Store, ReuseLab: a.Session.LabName, Dir: res.Dir,
 			Agents: m.Agents, Version: m.Version, Commit: m.Commit, Progress: m.Progress})
 		res.Elapsed = time.Since(start)
-		// The runner reprogrammed the data plane per cell: put the
-		// variant's faults back, whatever the run did.
-		st, err := m.Store.Get(a.Session.LabName)
-		if err == nil {
-			err = m.impair(st, a.Facts)
-		}
-		if err != nil {
+		// The runner reprogrammed the data plane per cell and leaves the
+		// last cell's, with the faults its scenario set: give the lab its
+		// own data plane back, with the variant's faults.
+		if err := m.restore(ctx, a); err != nil {
 			return res, errors.Join(runErr, err)
 		}
 		if res.Run, err = teaching.ReadRun(step.ID, res.Dir); err != nil {
@@ -103,6 +100,20 @@ func (m *Manager) RunStep(ctx context.Context, a *Active, stepID string) (*RunRe
 	}
 	a.Session.Runs[step.ID] = sr
 	return res, m.save(a)
+}
+
+// restore reinstalls the lab's own data plane (its policy, link rates and
+// seed; every counter zeroed) and applies the variant's faults.
+func (m *Manager) restore(ctx context.Context, a *Active) error {
+	dp, err := dataPlane(a.Lab, a.Facts.Seed)
+	if err != nil {
+		return err
+	}
+	st, err := m.Store.Reprogram(ctx, a.Session.LabName, dp, a.Lab.Topo)
+	if err != nil {
+		return err
+	}
+	return m.impair(st, a.Facts)
 }
 
 // loadScenario loads a step's scenario, with the student's picks in place
