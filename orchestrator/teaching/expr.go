@@ -35,6 +35,7 @@ import (
 //	dir(stats, "A->C")              stats totals of one direction
 //	port(stats, "e0-0", "a0-0")     the port of switch e0-0 towards a0-0
 //	link("a0-0", "e0-0")            the link's name, either end first: "e0-0~a0-0"
+//
 // fabricStages are a fat tree's switch-to-switch directions.
 var fabricStages = []string{"E->A", "A->C", "C->A", "A->E"}
 
