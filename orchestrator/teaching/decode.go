@@ -498,6 +498,7 @@ func (l *Lab) validate(pr *yamldoc.Problems) {
 			pr.Add(q.Pos, fmt.Sprintf("questions[%d]", i), "question %q has no check (an answer check, or a predicate reading answers.%s): it would never be graded", q.ID, q.ID)
 		}
 	}
+	l.validateKey(pr)
 	for _, name := range []string{HandoutFile, AnswersFile} {
 		if _, err := os.Stat(filepath.Join(l.Dir, name)); err != nil {
 			pr.Add(yamldoc.Pos{Line: 1, Column: 1}, "", "the lab has no %s", name)

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // KeyFile is a lab's solution key: the instructor's answers, with the ones
@@ -61,6 +63,45 @@ func Solve(ctx context.Context, env *Env, ids []string) (map[string]any, error) 
 		out[q.ID] = v
 	}
 	return out, nil
+}
+
+// validateKey checks a lab's solution key, when it has one: it answers
+// every question and nothing else, and its expressions compile.
+func (l *Lab) validateKey(pr *yamldoc.Problems) {
+	path := filepath.Join(l.Dir, KeyFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return // the key is the instructor's, not needed to run the lab
+	}
+	root, err := yamldoc.ParseDocument(path, data, "")
+	if err != nil {
+		pr.AddError(yamldoc.Pos{}, "", err)
+		return
+	}
+	ids := make([]string, len(l.Questions))
+	for i, q := range l.Questions {
+		ids[i] = q.ID
+	}
+	w := yamldoc.NewWalker(root)
+	seen := map[string]bool{}
+	w.Fields(root, "a mapping from question id to answer", ids, nil, func(key string, v *yaml.Node) {
+		seen[key] = true
+		if v.Kind == yaml.ScalarNode && strings.HasPrefix(v.Value, "=") {
+			if _, err := compileExpr(strings.TrimPrefix(v.Value, "="), false, l.Topo); err != nil {
+				w.Problem(yamldoc.PosOf(v), key, "expression: %v", flatten(err))
+			}
+		}
+	})
+	for _, id := range ids {
+		if !seen[id] {
+			w.Problem(w.Pos(), id, "the solution key does not answer question %s", id)
+		}
+	}
+	for _, p := range w.Problems() {
+		c := *p
+		c.File = path
+		pr.AddAll("", []*yamldoc.FieldError{&c})
+	}
 }
 
 func contains(list []string, s string) bool {
