@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X github.com/ftlab/ftlab/cmd/ftlab/cli.Version=$(VERSION) -X github.com/ftlab/ftlab/cmd/ftlab/cli.Commit=$(COMMIT)
 DEMO_LAB ?= demo
 
-.PHONY: all build test test-unit bench generate demo lab-demo clean check
+.PHONY: all build test test-unit test-labs bench generate demo lab-demo clean check
 
 all: build
 
@@ -26,6 +26,12 @@ test:
 # Unit tests only: no root, no kernel objects.
 test-unit:
 	$(GO) test -count=1 -short ./...
+
+# The teaching labs (root): every lab under labs/ played end to end on a
+# real fabric with its solution key, wrong answers checked for the right
+# failures and hints, grading; about a minute on a 2-core machine.
+test-labs:
+	$(GO) test -count=1 -timeout 10m ./orchestrator/teaching/... ./tests/integration -run 'Lab'
 
 # Benchmarks (root), each figure against a baseline measured in the same
 # run: fabric up/down for k = 4, 8, 16, data plane and host agent packet
@@ -45,7 +51,8 @@ demo: build
 
 # A walk through a lab by hand: a k=4 fat tree with the eBPF switch running
 # Ofan; every host pings every other host, a core link fails and the
-# switches reconverge, per-direction counters, teardown.
+# switches reconverge, per-direction counters, teardown. The teaching labs
+# with handouts and checks are `ftlab lab` (docs/labs.md).
 lab-demo: build
 	@./$(BIN) down -n $(DEMO_LAB) >/dev/null 2>&1 || true
 	./$(BIN) up topologies/fattree-k4.yaml -n $(DEMO_LAB) --policy ofan

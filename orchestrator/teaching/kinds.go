@@ -501,3 +501,26 @@ func withExpected(o Outcome, e string) Outcome {
 	o.Expected = e
 	return o
 }
+
+// KindsTable is docs/labs.md's table of check kinds, written from the
+// registry.
+func KindsTable() string {
+	var b strings.Builder
+	b.WriteString("| kind | live | what it checks | fields |\n|---|---|---|---|\n")
+	for _, k := range Kinds {
+		live := "no"
+		if k.Live {
+			live = "yes"
+		}
+		var fs []string
+		for _, f := range k.Fields {
+			name := "`" + f.Name + "`"
+			if f.Required {
+				name += " (required)"
+			}
+			fs = append(fs, name+": "+f.Doc)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, live, k.Doc, strings.Join(fs, "; "))
+	}
+	return b.String()
+}
