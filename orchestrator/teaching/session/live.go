@@ -52,7 +52,14 @@ func (l *live) Stats(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return teaching.JSONDoc(switchd.StatsView{Directions: switchd.TotalByDirection(ports), Ports: ports})
+	return teaching.JSONDoc(statsView{Directions: switchd.TotalByDirection(ports), Ports: ports})
+}
+
+// statsView is what checks see as stats: the document `ftlab stats
+// --json` prints.
+type statsView struct {
+	Directions []switchd.DirectionTotals `json:"directions"`
+	Ports      []switchd.PortStats       `json:"ports"`
 }
 
 // labView is what checks see as lab.
