@@ -169,7 +169,7 @@ func gradeOne(ctx context.Context, labsDir, dir string, features map[string]bool
 		sg.Notes = append(sg.Notes, err.Error())
 		runs = map[string]*Run{}
 	}
-	env := &Env{Lab: l, Facts: facts, Answers: answers, Runs: runs, Features: features}
+	env := &Env{Lab: l, Facts: facts, Answers: answers, Runs: runs, Workspace: dir, Features: features}
 	results := Evaluate(ctx, env, l.Checks())
 	var recorded map[string]Result
 	if rep, err := ReadReport(filepath.Join(dir, ResultsFile)); err == nil {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ftlab/ftlab/orchestrator/capture"
 )
 
 // Kind is one kind of check: its fields, what it needs and how it is
@@ -71,6 +75,25 @@ var Kinds = []Kind{
 			{Name: "timeout", Doc: "how long the command may run (default 10s)"},
 		},
 		decode: decodeExec,
+	},
+	{
+		Name: "file",
+		Doc:  "a file the student made in their workspace (a drawing, an export): it is there, and its content matches",
+		Fields: []FieldDoc{
+			{Name: "path", Doc: "the file, relative to the workspace", Required: true},
+			{Name: "match", Doc: "a regular expression its content must match"},
+		},
+		decode: decodeFile,
+	},
+	{
+		Name: "pcap",
+		Doc:  "a packet capture in the workspace (ftlab capture -w): how many frames match a capture filter",
+		Fields: []FieldDoc{
+			{Name: "path", Doc: "the pcapng file, relative to the workspace", Required: true},
+			{Name: "filter", Doc: "a capture filter (docs/capture.md) on packet fields: type, psn, src, ...; default every frame"},
+			{Name: "min", Doc: "how many frames must match (default 1)"},
+		},
+		decode: decodePcap,
 	},
 	{
 		Name: "answer",
@@ -326,6 +349,89 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "...")
 	}
 	return strings.Join(lines, " | ")
+}
+
+// workspacePath is a check's file in the student's workspace.
+func workspacePath(f *fields) string {
+	p := f.str("path", "a file in the workspace", true)
+	if p != "" && (filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "..")) {
+		f.problem("path", "%q is not inside the workspace: give a path relative to it", p)
+		return ""
+	}
+	return p
+}
+
+// fileSpec is a file check.
+type fileSpec struct {
+	path  string
+	match *regexp.Regexp
+}
+
+func decodeFile(f *fields) Spec { return &fileSpec{path: workspacePath(f), match: f.regexp("match")} }
+
+func (s *fileSpec) Evaluate(ctx context.Context, env *Env) Outcome {
+	if env.Workspace == "" {
+		return skipped("no workspace")
+	}
+	data, err := os.ReadFile(filepath.Join(env.Workspace, s.path))
+	if err != nil {
+		return fail("no "+s.path, fmt.Sprintf("make %s in your workspace (%s)", s.path, env.Workspace))
+	}
+	obs := fmt.Sprintf("%s: %d bytes", s.path, len(data))
+	if s.match != nil && !s.match.Match(data) {
+		return fail(obs, fmt.Sprintf("its content does not match %s", s.match))
+	}
+	return pass(obs)
+}
+
+// pcapSpec is a pcap check.
+type pcapSpec struct {
+	path   string
+	filter string
+	min    int
+}
+
+func decodePcap(f *fields) Spec {
+	s := &pcapSpec{path: workspacePath(f), filter: f.str("filter", "a capture filter such as 'type nack'", false),
+		min: f.integer("min", "a number of frames", 1, 0, 1<<30)}
+	if _, err := capture.ParseFilter(s.filter, f.lab.Topo); err != nil {
+		f.problem("filter", "%v", err)
+	}
+	return s
+}
+
+func (s *pcapSpec) Evaluate(ctx context.Context, env *Env) Outcome {
+	if env.Workspace == "" {
+		return skipped("no workspace")
+	}
+	file, err := os.Open(filepath.Join(env.Workspace, s.path))
+	if err != nil {
+		return fail("no "+s.path, fmt.Sprintf("write your capture to %s in your workspace (ftlab capture ... -w %s)", s.path, s.path))
+	}
+	defer file.Close()
+	frames, err := capture.ReadPcapng(file, env.Lab.Topo)
+	if err != nil && len(frames) == 0 {
+		return fail(s.path, err.Error())
+	}
+	flt, err := capture.ParseFilter(s.filter, env.Lab.Topo)
+	if err != nil {
+		return fail(s.path, err.Error())
+	}
+	n := 0
+	for _, fr := range frames {
+		if flt.Match(fr) {
+			n++
+		}
+	}
+	what := "frames"
+	if s.filter != "" {
+		what = "match " + s.filter
+	}
+	obs := fmt.Sprintf("%s: %d frames, %d %s", s.path, len(frames), n, what)
+	if n < s.min {
+		return fail(obs, fmt.Sprintf("wanted at least %d", s.min))
+	}
+	return pass(obs)
 }
 
 // tolerance is how far a number may be from the expected one.

@@ -90,6 +90,8 @@ type Env struct {
 	Runs map[string]*Run
 	// Live is the running lab; nil when grading submissions offline.
 	Live Live
+	// Workspace is the student's workspace (or submission) directory.
+	Workspace string
 	// Features are the optional ftlab features this build has.
 	Features map[string]bool
 }

@@ -152,7 +152,7 @@ func printStep(w io.Writer, act *session.Active, i int) {
 	l, s := act.Lab, act.Lab.Steps[i]
 	fmt.Fprintf(w, "\nstep %d/%d %s: %s\n", i+1, len(l.Steps), s.ID, s.Title)
 	for _, c := range s.Do {
-		fmt.Fprintf(w, "  %s\n", act.Facts.Expand(act.Session.LabName, c))
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(act.Facts.Expand(act.Session.LabName, c), "{workspace}", act.Session.Workspace))
 	}
 	fmt.Fprintf(w, "  then answer the step's questions in %s and run: ftlab lab check\n",
 		filepath.Join(act.Session.Workspace, teaching.AnswersFile))

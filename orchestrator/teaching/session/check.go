@@ -38,7 +38,7 @@ func (m *Manager) Env(a *Active) (*teaching.Env, error) {
 		return nil, err
 	}
 	return &teaching.Env{Lab: a.Lab, Facts: a.Facts, Answers: answers, Runs: runs,
-		Live: &live{store: m.Store, name: a.Session.LabName}, Features: m.Features}, nil
+		Live: &live{store: m.Store, name: a.Session.LabName}, Workspace: ws, Features: m.Features}, nil
 }
 
 // Check evaluates the checks of one step (stepID, or the current step when

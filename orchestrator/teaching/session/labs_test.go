@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/orchestrator/capture"
+	"github.com/ftlab/ftlab/orchestrator/graph"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/teaching"
@@ -38,8 +41,9 @@ func startLab(t *testing.T, id, name string) *student {
 	t.Helper()
 	testlab.RequireRoot(t)
 	store := &lab.Store{Dir: filepath.Join(t.TempDir(), "run"), Prefix: testlab.Prefix(t)}
+	// The features the CLI has (ftlab capture, ftlab graph).
 	m := &session.Manager{Store: store, LabsDir: filepath.Join(testlab.Root(t), "labs"), Agents: runner.InProcessAgents,
-		Features: map[string]bool{}}
+		Features: map[string]bool{"capture": true, "graph": true}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	act, err := m.Start(ctx, id, session.Options{Student: name, Workspace: filepath.Join(t.TempDir(), "ws")})
@@ -276,7 +280,13 @@ func TestLabCorruption(t *testing.T) {
 	s.run("recover")
 	s.answer("recover")
 	s.check("recover")
+	// As the handout says: capture NACKs at the edge switches of the
+	// corrupting link's pod while the traffic runs again.
 	s.run("nacks")
+	link := s.act.Facts.FaultyLinks()[0]
+	agg, _, _ := strings.Cut(link, "~")
+	pod := agg[1:strings.Index(agg, "-")]
+	s.captureDuring("nacks", "nacks.pcapng", "type nack", 5, "e"+pod+"-0", "e"+pod+"-1")
 	vals := s.answer("nacks")
 	s.check("nacks")
 	s.check("")
@@ -295,6 +305,7 @@ func TestLabCorruption(t *testing.T) {
 func TestLabBreakfix(t *testing.T) {
 	s := startLab(t, "breakfix", "ref")
 	s.run("observe")
+	s.drawGraph("graph.svg")
 	requireDone(t, s.check("observe"))
 	var corrupting []string
 	for _, im := range s.act.Facts.Faults {
@@ -360,4 +371,63 @@ func otherLink(a *session.Active, links []string) string {
 		}
 	}
 	return ""
+}
+
+// captureDuring runs ftlab capture on targets into the workspace's file
+// while the step's traffic runs, as a student does in two terminals: the
+// capture is armed first and stops after count frames.
+func (s *student) captureDuring(step, file, filter string, count int, targets ...string) {
+	s.t.Helper()
+	st, err := s.m.Store.Get(s.name())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cl, err := capture.LabOf(s.m.Store, st)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(s.act.Session.Workspace, file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer out.Close()
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := capture.Run(ctx, cl, capture.Options{Targets: targets, Filter: filter, Count: count, Format: capture.FormatPcapng,
+			Out: out, Ready: func([]capture.Port) { close(ready) }})
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		s.t.Fatalf("capture: %v", err)
+	}
+	s.run(step)
+	if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.t.Fatalf("capture: %v", err)
+	}
+}
+
+// drawGraph writes ftlab graph's SVG of the lab into the workspace.
+func (s *student) drawGraph(file string) {
+	s.t.Helper()
+	st, err := s.m.Store.Get(s.name())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	g, err := graph.FromLab(s.ctx, s.m.Store, st)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(s.act.Session.Workspace, file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer out.Close()
+	if err := graph.SVG(out, g); err != nil {
+		s.t.Fatal(err)
+	}
 }
