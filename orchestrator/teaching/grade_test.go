@@ -118,4 +118,3 @@ func TestGrade(t *testing.T) {
 		t.Errorf("ben's report lacks %q:\n%s", want, ben)
 	}
 }
-
