@@ -95,13 +95,17 @@ func (l *loader) topology(n *yaml.Node, w *yamldoc.Walker, pr *yamldoc.Problems)
 	return t, info
 }
 
-// find looks for a file referenced by the scenario: relative to the
-// scenario's directory, then to each directory above it, stopping at the
-// repository root (the first directory holding go.mod or .git). This lets
-// a scenario in scenarios/ say topologies/fattree-k4.yaml, as a user at
+// find looks for a file referenced by the scenario (FindFile from the
+// scenario's directory).
+func (l *loader) find(name string) (string, []string) { return FindFile(filepath.Dir(l.file), name) }
+
+// FindFile looks for a file a file in dir refers to: relative to dir, then
+// to each directory above it, stopping at the repository root (the first
+// directory holding go.mod or .git). This lets a scenario in scenarios/
+// (or a lab in labs/<id>/) say topologies/fattree-k4.yaml, as a user at
 // the repository root would. It returns the path found (relative as
 // given) and every path tried.
-func (l *loader) find(name string) (string, []string) {
+func FindFile(dir, name string) (string, []string) {
 	if filepath.IsAbs(name) {
 		if fileExists(name) {
 			return name, nil
@@ -109,7 +113,6 @@ func (l *loader) find(name string) (string, []string) {
 		return "", []string{name}
 	}
 	var tried []string
-	dir := filepath.Dir(l.file)
 	for range 64 {
 		p := filepath.Join(dir, name)
 		tried = append(tried, p)

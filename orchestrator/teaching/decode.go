@@ -94,7 +94,7 @@ func (l *Lab) decodeTop(f *fields, pr *yamldoc.Problems) {
 	}
 	l.References = f.strs("references", "a reference")
 	if t := f.str("topology", "a topology file", true); t != "" {
-		path, tried := findFile(l.Dir, t)
+		path, tried := scenario.FindFile(l.Dir, t)
 		if path == "" {
 			f.problem("topology", "topology file %q not found (looked at %s)", t, strings.Join(tried, ", "))
 		} else if topo, err := topology.Load(path); err != nil {
@@ -519,35 +519,6 @@ func (l *Lab) validate(pr *yamldoc.Problems) {
 
 func templateHas(data []byte, id string) bool {
 	return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `:`).Match(data)
-}
-
-// findFile looks for a file a lab refers to: relative to the lab's
-// directory, then to each directory above it up to the repository root
-// (where go.mod or .git is), as scenario files do.
-func findFile(dir, name string) (string, []string) {
-	if filepath.IsAbs(name) {
-		if _, err := os.Stat(name); err == nil {
-			return name, nil
-		}
-		return "", []string{name}
-	}
-	var tried []string
-	for range labFileDepth {
-		p := filepath.Join(dir, name)
-		tried = append(tried, p)
-		if _, err := os.Stat(p); err == nil {
-			return p, tried
-		}
-		if exists(filepath.Join(dir, "go.mod")) || exists(filepath.Join(dir, ".git")) {
-			break
-		}
-		abs, err := filepath.Abs(dir)
-		if err != nil || filepath.Dir(abs) == abs {
-			break
-		}
-		dir = filepath.Join(dir, "..")
-	}
-	return "", tried
 }
 
 func exists(p string) bool {

@@ -9,11 +9,10 @@ import (
 
 // File names inside a lab's directory.
 const (
-	LabFile      = "lab.yaml"
-	HandoutFile  = "README.md"
-	AnswersFile  = "answers.yaml"
-	SolutionDir  = "solution"
-	labFileDepth = 64 // directories walked up when looking for a referenced file
+	LabFile     = "lab.yaml"
+	HandoutFile = "README.md"
+	AnswersFile = "answers.yaml"
+	SolutionDir = "solution"
 )
 
 // Lab is a loaded and validated lab: lab.yaml with its check files

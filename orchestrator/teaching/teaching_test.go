@@ -122,7 +122,7 @@ points: 99
 		`lab.yaml:16:9: points: says 99, but the checks' points add up to 1`,
 		`checks/two.yaml:5:13: checks[0].expect: expression: unknown name nosuch (1:1)`,
 		`checks/two.yaml:8:15: checks[1].question: no question "q9" in lab.yaml (questions: q1, q2)`,
-		`checks/two.yaml:12:11: checks[2].kind: "sumary" is not valid (valid: reachability, stats, summary, exec, answer); did you mean "summary"?`,
+		`checks/two.yaml:12:11: checks[2].kind: "sumary" is not valid (valid: reachability, stats, summary, exec, file, pcap, answer); did you mean "summary"?`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
