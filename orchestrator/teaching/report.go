@@ -123,18 +123,27 @@ func writeAtomic(path string, data []byte) error {
 
 // ReadReport reads a results.json.
 func ReadReport(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	var r Report
+	if err := readJSON(path, &r, &r.Format, reportFmt); err != nil {
 		return nil, err
 	}
-	var r Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if r.Format != reportFmt {
-		return nil, fmt.Errorf("%s: format %d, this ftlab reads %d", path, r.Format, reportFmt)
-	}
 	return &r, nil
+}
+
+// readJSON decodes one of the package's JSON files, whose format field
+// must be want (a file of another ftlab's making says so).
+func readJSON(path string, v any, format *int, want int) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if *format != want {
+		return fmt.Errorf("%s: format %d, this ftlab reads %d", path, *format, want)
+	}
+	return nil
 }
 
 var statusMark = map[Status]string{Pass: "PASS", Fail: "FAIL", Inconclusive: "INCONCLUSIVE", Skipped: "SKIPPED"}

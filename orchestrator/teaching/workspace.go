@@ -49,17 +49,9 @@ type SessionRun struct {
 
 // ReadSession reads a workspace's session.json.
 func ReadSession(workspace string) (*Session, error) {
-	path := filepath.Join(workspace, SessionFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var s Session
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if s.Format != sessionFormat {
-		return nil, fmt.Errorf("%s: format %d, this ftlab reads %d", path, s.Format, sessionFormat)
+	if err := readJSON(filepath.Join(workspace, SessionFile), &s, &s.Format, sessionFormat); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
