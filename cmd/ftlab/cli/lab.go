@@ -179,7 +179,10 @@ func (a *app) labStartCommand(lf *labFlags) *cobra.Command {
 				fmt.Fprintf(a.stdout, "  your %s: %s\n", p.Name, act.Facts.Picks[p.Name])
 			}
 			fmt.Fprintf(a.stdout, "  export LAB=%s   # the handout's commands say -n $LAB\n", s.LabName)
-			printStep(a.stdout, act, 0)
+			if s.Step > 0 {
+				fmt.Fprintf(a.stdout, "  resuming the workspace at step %d (ftlab lab reset starts over)\n", s.Step+1)
+			}
+			printStep(a.stdout, act, s.Step)
 			return nil
 		},
 	}

@@ -114,6 +114,16 @@ func (m *Manager) Start(ctx context.Context, id string, opt Options) (*Active, e
 		Started: time.Now().UTC(), Version: m.Version, Runs: map[string]teaching.SessionRun{},
 	}}
 	a.Session.Seed = a.Facts.Seed
+	// A workspace of this lab and student (the lab went with a reboot or a
+	// cleanup) resumes at its step, with its runs.
+	if old, err := teaching.ReadSession(ws); err == nil && old.Lab == l.ID && old.Student == student {
+		a.Session.Step, a.Session.Runs = min(old.Step, len(l.Steps)-1), old.Runs
+		if a.Session.Runs == nil {
+			a.Session.Runs = map[string]teaching.SessionRun{}
+		}
+	} else if err == nil {
+		return nil, fmt.Errorf("workspace %s is %s's for lab %s: give another one (--workspace)", ws, old.Student, old.Lab)
+	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
