@@ -12,7 +12,8 @@ import (
 // list, show, start (a workspace with the answers template), check with
 // nothing answered (failures with hints, exit 3, the report files), an
 // answer fixed and checked again (the step done, the next one shown),
-// stop (nothing left), grade over the workspace.
+// reset (back at step 1, answers kept), stop (nothing left), grade over the
+// workspace.
 func TestLabCommands(t *testing.T) {
 	f := newFtlab(t)
 	out := f.mustRun("lab", "list")
@@ -60,6 +61,19 @@ func TestLabCommands(t *testing.T) {
 	if !strings.Contains(out, "PASS         host-address") || !strings.Contains(out, "step explore done.") || !strings.Contains(out, "step 2/4 reach") {
 		t.Errorf("check after answering host_addr: exit %d\n%s", code, out)
 	}
+
+	// reset: down and up again at step 1, the answer kept.
+	out = f.mustRun("lab", "reset")
+	if !strings.Contains(out, "is back at step 1") || !strings.Contains(out, "step 1/4 explore") {
+		t.Errorf("lab reset:\n%s", out)
+	}
+	if data, err := os.ReadFile(answers); err != nil || !strings.Contains(string(data), "host_addr: "+addr) {
+		t.Errorf("reset lost the answers: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "results.json")); !os.IsNotExist(err) {
+		t.Errorf("reset kept results.json: %v", err)
+	}
+	f.mustRun("status", "-n", name)
 
 	out = f.mustRun("lab", "stop")
 	if !strings.Contains(out, "is down") || len(f.remaining()) != 0 {

@@ -68,8 +68,12 @@ func LabName(id, student string) string {
 		}
 		return strings.Trim(b.String(), "_")
 	}
-	base, who := clean(id), clean(teaching.NormalizeStudent(student))
-	if name := base + "_" + who; len(name) <= lab.MaxNameLen && who != "" {
+	norm := teaching.NormalizeStudent(student)
+	base, who := clean(id), clean(norm)
+	// Names that lost letters on the way ("Ünal" and "Ønal" are both
+	// "nal") get the hash too, so they stay apart.
+	lossless := who == strings.Trim(strings.NewReplacer(" ", "_", "-", "_", ".", "_").Replace(norm), "_")
+	if name := base + "_" + who; len(name) <= lab.MaxNameLen && who != "" && lossless {
 		return name
 	}
 	h := fnv.New32a()
