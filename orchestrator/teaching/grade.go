@@ -152,6 +152,11 @@ func gradeOne(ctx context.Context, labsDir, dir string, features map[string]bool
 		return nil, nil, err
 	}
 	l, err := Load(filepath.Join(labsDir, sess.Lab))
+	if errors.Is(err, os.ErrNotExist) && sess.LabsDir != "" {
+		// Graded elsewhere than the labs directory: the one the lab
+		// was started from.
+		l, err = Load(filepath.Join(sess.LabsDir, sess.Lab))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
