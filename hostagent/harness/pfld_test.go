@@ -78,3 +78,31 @@ func TestPFLDPreciseAndFast(t *testing.T) {
 		t.Errorf("rss median detection %v: expected the RTO (>= 100 µs min RTO)", rMed)
 	}
 }
+
+// TestPFLDLowPriorityProbesFindTails: probes leave only in slots data
+// cannot use, so behind a backlog (twenty messages queued on one flow at
+// once, a window no smaller than the whole transfer, so data is always
+// ready at every pacing slot) the tail probes of a message wait until the
+// flow's data has gone. The first copy of every message's last packet is
+// dropped; the next message's packets on the same subflow, or the tail
+// probes behind the last one, must still reveal every such loss without
+// the retransmission timer.
+func TestPFLDLowPriorityProbesFindTails(t *testing.T) {
+	var msgs []Message
+	for i := 0; i < 20; i++ {
+		msgs = append(msgs, Message{From: 0, To: 1, Size: 64 << 10})
+	}
+	sc := Scenario{Net: fabric(2, 1), Transport: endpointConfig(schemes(t)["rss+pfld"]), Messages: msgs,
+		Setup: func(n *sim.Network) { skewPaths(n); n.AddFilter(dropTails()) }}
+	sc.Transport.Window = 2 << 20
+	res := runChecked(t, sc)
+	tot := res.Totals()
+	causes := lossCauses(res)
+	t.Logf("end %v, losses %v, RTOs %d, probes %+v, skipped %d", res.End, causes, tot.RTOs, tot.Probes, res.Endpoints[0].Stats().ProbesSkipped)
+	if tot.Losses != len(msgs) || causes[transport.CauseNACK] != len(msgs) || tot.RTOs != 0 {
+		t.Errorf("%d tail losses: found %v, %d RTOs; want every one by NACK", len(msgs), causes, tot.RTOs)
+	}
+	if tot.SpuriousRx != 0 {
+		t.Errorf("%d spurious retransmissions", tot.SpuriousRx)
+	}
+}

@@ -131,7 +131,9 @@ type SenderEnv interface {
 	// NextPSN is the PSN the next new DATA packet will carry.
 	NextPSN() uint32
 	// SendProbe queues a header-only probe of type t on ev speaking for
-	// psn; probes leave before retransmissions and new data, in order.
+	// psn. Probes are low priority: they leave, in order, when no
+	// retransmission or new data may go, and are dropped unsent if
+	// everything they speak for was acknowledged meanwhile.
 	SendProbe(t wire.Type, ev uint16, psn uint32)
 	// DeclareLost queues psn for retransmission unless it is acknowledged
 	// or already lost; it reports whether it did.

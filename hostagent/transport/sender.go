@@ -167,11 +167,13 @@ func (s *sender) pump() {
 	s.pacer.waited = false
 }
 
-// hasWork reports whether anything is queued that the window would let go.
-func (s *sender) hasWork() bool {
-	if len(s.ctlQ) > 0 {
-		return true
-	}
+// hasWork reports whether anything is queued that may go: data the window
+// lets go, or a probe.
+func (s *sender) hasWork() bool { return s.dataReady() || len(s.ctlQ) > 0 }
+
+// dataReady reports whether a retransmission or new data is queued and
+// the window lets it go, dropping retransmissions that became needless.
+func (s *sender) dataReady() bool {
 	for len(s.retxQ) > 0 {
 		p := s.ring.get(s.retxQ[0])
 		if p != nil && p.lost && !p.acked {
@@ -185,10 +187,15 @@ func (s *sender) hasWork() bool {
 	return false
 }
 
-// sendOne sends the highest-priority packet: a probe, a retransmission,
-// new data. hasWork has established there is one.
+// sendOne sends the highest-priority packet: a retransmission, new data,
+// and only when neither may go, a probe. Probes are low priority
+// (Ordered Chaos IV-B2): a probe only fills a slot data could not use,
+// so data waits for a probe at most while one probe serializes. Every
+// probe is queued after the data it speaks for has left, so it still
+// follows that data on its path. hasWork has established there is
+// something to send; false means nothing went.
 func (s *sender) sendOne(now clock.Time) bool {
-	if len(s.ctlQ) > 0 {
+	if !s.dataReady() {
 		pr := s.ctlQ[0]
 		s.ctlQ = s.ctlQ[1:]
 		s.sendProbe(now, pr)
@@ -259,15 +266,20 @@ func (s *sender) transmit(now clock.Time, p *txPacket, ev uint16, cause Cause) {
 	s.armRTO()
 }
 
+// sendProbe sends a queued probe, unless what it speaks for was
+// acknowledged while it waited behind data: every PSN up to its own (all
+// have left the ring), or, for an RTX probe, the retransmitted PSN.
 func (s *sender) sendProbe(now clock.Time, pr probe) {
+	p := s.ring.get(pr.psn)
+	if p == nil || (pr.t == wire.TypeRTX && p.acked) {
+		s.ep.stats.ProbesSkipped++
+		return
+	}
 	stamp := s.nextStamp(now)
 	pk := wire.Packet{Header: wire.Header{
-		Type: pr.t, SubflowBits: s.sfBits, EV: pr.ev, Flow: s.id, PSN: pr.psn, TSVal: uint32(stamp),
+		Type: pr.t, SubflowBits: s.sfBits, EV: pr.ev, Flow: s.id, PSN: pr.psn, Msg: p.msg.id, TSVal: uint32(stamp),
 	}}
-	if p := s.ring.get(pr.psn); p != nil {
-		pk.Msg = p.msg.id
-		p.msg.rec.Probes.add(pr.t)
-	}
+	p.msg.rec.Probes.add(pr.t)
 	b, err := wire.Append(s.ep.buf[:0], &pk)
 	if err != nil {
 		panic(fmt.Sprintf("transport: encoding a %v probe: %v", pr.t, err)) // scheme asked for a bad type: a bug

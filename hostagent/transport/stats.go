@@ -21,7 +21,10 @@ type Stats struct {
 	NACKsSent        uint64 `json:"nacks_sent"` // NACK datagrams
 	NACKedPSNs       uint64 `json:"nacked_psns"`
 	ProbesSent       uint64 `json:"probes_sent"`
-	StaleACKs        uint64 `json:"stale_acks"` // ACKs of PSNs already acknowledged
+	// ProbesSkipped were queued but not sent: while they waited behind
+	// data, everything they speak for was acknowledged.
+	ProbesSkipped uint64 `json:"probes_skipped"`
+	StaleACKs     uint64 `json:"stale_acks"` // ACKs of PSNs already acknowledged
 }
 
 // MalformedTotal sums Malformed.
