@@ -302,6 +302,7 @@ func (a *agent) configure(c *control.Configure) error {
 	ep, err := transport.NewEndpoint(transport.Config{
 		Scheme: sch, Name: name, Rate: float64(t.Pacing), Overhead: t.OverheadBytes,
 		Window: int(t.Window), MaxSegment: t.SegmentBytes, BaseRTT: time.Duration(t.BaseRTTNs),
+		RTO: t.RTO, MaxRTT: time.Duration(t.MaxRTTNs), RTOAllowance: t.RTOAllowance,
 		InitialRTO: t.InitialRTO, MinRTO: t.MinRTO, MaxRTO: time.Duration(t.MaxRTONs),
 		RTOGranularity: time.Duration(t.RTOGranularityNs), Seed: t.Seed,
 		OnMessageSent: a.onSent, OnMessageReceived: a.onReceived,
@@ -315,6 +316,7 @@ func (a *agent) configure(c *control.Configure) error {
 	t.Window = uint64(eff.Window)
 	t.OverheadBytes = eff.Overhead
 	t.InitialRTO, t.MinRTO, t.MaxRTONs = eff.InitialRTO, eff.MinRTO, int64(eff.MaxRTO)
+	t.RTO, t.MaxRTTNs, t.RTOAllowance = eff.RTO, int64(eff.MaxRTT), eff.RTOAllowance
 	t.RTOGranularityNs = int64(eff.RTOGranularity)
 	a.out.event(&control.Configured{Scheme: sch.Name(), Params: p, Transport: t, Name: name})
 	return nil

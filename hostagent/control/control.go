@@ -66,7 +66,10 @@ type Transport struct {
 	// BaseRTTNs is the fabric's idle round trip, the unit of the
 	// RTT-relative defaults (default transport.NominalBaseRTT).
 	BaseRTTNs int64 `json:"base_rtt_ns,omitempty"`
-	MaxRTONs  int64 `json:"max_rto_ns,omitempty"` // default 1 s
+	// MaxRTTNs is the fabric's maximum unloaded RTT, from which rto: paper
+	// sets the timeout (default BaseRTTNs).
+	MaxRTTNs int64 `json:"max_rtt_ns,omitempty"`
+	MaxRTONs int64 `json:"max_rto_ns,omitempty"` // default 1 s
 	// RTOGranularityNs rounds RTO deadlines (default MinRTO/4).
 	RTOGranularityNs int64 `json:"rto_granularity_ns,omitempty"`
 	// MTU is the IP MTU of the host's link (default 1500).
@@ -96,6 +99,11 @@ func (t *Transport) Validate() error {
 	neg("max_rto_ns", t.MaxRTONs)
 	neg("initial_rto_ns", int64(t.InitialRTO))
 	neg("base_rtt_ns", t.BaseRTTNs)
+	neg("max_rtt_ns", t.MaxRTTNs)
+	neg("rto_allowance_ns", int64(t.RTOAllowance))
+	if t.RTO != "" && t.RTO != transport.RTORFC6298 && t.RTO != transport.RTOPaper {
+		errs = append(errs, fmt.Errorf("rto %q: want %s or %s", t.RTO, transport.RTORFC6298, transport.RTOPaper))
+	}
 	neg("rto_granularity_ns", t.RTOGranularityNs)
 	neg("spin_ns", t.SpinNs)
 	neg("segment_bytes", int64(t.SegmentBytes))

@@ -32,14 +32,26 @@ type Config struct {
 	// BaseRTT is the fabric's idle round trip, the unit of the
 	// RTT-relative defaults (default NominalBaseRTT).
 	BaseRTT time.Duration
-	// InitialRTO is used before the first RTT sample (default: HostParams).
+	// RTO is how the retransmission timeout is set: RTORFC6298 (the
+	// default) or RTOPaper.
+	RTO string
+	// MaxRTT is the fabric's maximum unloaded RTT, from which RTOPaper
+	// sets the timeout (default BaseRTT).
+	MaxRTT time.Duration
+	// RTOAllowance is what RTOPaper adds to MaxRTT for queueing (default:
+	// HostParams).
+	RTOAllowance time.Duration
+	// InitialRTO is used before the first RTT sample (default: HostParams;
+	// RTORFC6298 only).
 	InitialRTO time.Duration
-	// MinRTO and MaxRTO bound the RTO (defaults: HostParams, and 1 s).
+	// MinRTO and MaxRTO bound the RTO (defaults: HostParams, and 1 s);
+	// under RTOPaper only MaxRTO does, capping the backoff.
 	MinRTO, MaxRTO time.Duration
 	// RTOGranularity rounds the retransmission timer's deadlines up to a
-	// multiple of itself (default MinRTO/4), so packets lost back to back
-	// (a path failure) expire in one batch instead of one timer event,
-	// backoff step and reroute each.
+	// multiple of itself (default a quarter of the smallest timeout:
+	// MinRTO, or under RTOPaper the fixed one), so packets lost back to
+	// back (a path failure) expire in one batch instead of one timer
+	// event, backoff step and reroute each.
 	RTOGranularity time.Duration
 	// MaxRecvSpan is how far beyond its cumulative PSN a receiver accepts
 	// packets (default 1<<20); beyond that a packet is a protocol error.
@@ -88,11 +100,27 @@ func (c *Config) fill(maxPayload int) error {
 	def(&c.Window, int(host.Window))
 	def(&c.MaxSegment, min(seg, wire.MaxPayload))
 	def(&c.MaxRecvSpan, DefaultMaxRecvSpan)
+	if c.RTO == "" {
+		c.RTO = host.RTO
+	}
+	defDur(&c.MaxRTT, c.BaseRTT)
+	defDur(&c.RTOAllowance, host.RTOAllowance)
 	defDur(&c.InitialRTO, host.InitialRTO)
 	defDur(&c.MinRTO, host.MinRTO)
 	defDur(&c.MaxRTO, DefaultMaxRTO)
-	defDur(&c.RTOGranularity, max(c.MinRTO/4, 1))
+	floor := c.MinRTO
+	if c.RTO == RTOPaper {
+		floor = c.paperRTO()
+	}
+	defDur(&c.RTOGranularity, max(floor/4, 1))
 	switch {
+	case c.RTO != RTORFC6298 && c.RTO != RTOPaper:
+		return fmt.Errorf("transport: config: RTO mode %q: want %s or %s", c.RTO, RTORFC6298, RTOPaper)
+	case c.MaxRTT < 0 || c.RTOAllowance < 0:
+		return fmt.Errorf("transport: config: negative maximum RTT %v or RTO allowance %v", c.MaxRTT, c.RTOAllowance)
+	case c.RTO == RTOPaper && c.paperRTO() > c.MaxRTO:
+		return fmt.Errorf("transport: config: RTO %v (maximum RTT %v + allowance %v) above the maximum RTO %v",
+			c.paperRTO(), c.MaxRTT, c.RTOAllowance, c.MaxRTO)
 	case c.Rate < 0:
 		return fmt.Errorf("transport: config: negative rate %v", c.Rate)
 	case c.MaxSegment < 1 || c.MaxSegment > seg:
@@ -106,3 +134,7 @@ func (c *Config) fill(maxPayload int) error {
 	}
 	return nil
 }
+
+// paperRTO is RTOPaper's timeout: the fabric's maximum unloaded RTT plus
+// the queueing allowance (Ordered Chaos V-A).
+func (c *Config) paperRTO() time.Duration { return c.MaxRTT + c.RTOAllowance }

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -135,19 +136,26 @@ func TestNACKNeedsFreshEvidence(t *testing.T) {
 	}
 }
 
+// nextSends runs the clock until conn has sent n more datagrams, one at a
+// time, and returns when each went.
+func nextSends(conn *wireConn, clk *clock.Virtual, n int) []clock.Time {
+	var times []clock.Time
+	for i := 0; i < n; i++ {
+		sent := len(conn.sent)
+		for len(conn.sent) == sent && clk.Step() {
+		}
+		times = append(times, clk.Now())
+	}
+	return times
+}
+
 // TestRTOBackoff sends a message into a black hole: the timer must fire
 // with exponential backoff, and an ACK of the last copy completes it.
 func TestRTOBackoff(t *testing.T) {
 	ep, conn, clk := newEndpoint(t)
 	f, _ := ep.OpenFlow(peer)
 	_, _ = f.Send(100)
-	var times []clock.Time
-	for i := 0; i < 4; i++ {
-		n := len(conn.sent)
-		for len(conn.sent) == n && clk.Step() {
-		}
-		times = append(times, clk.Now())
-	}
+	times := nextSends(conn, clk, 4)
 	// Initial RTO 10 ms (no sample yet), then doubling, rounded
 	// up to the 250 µs timer granularity.
 	want := []clock.Time{10e6, 30e6, 70e6, 150e6}
@@ -212,6 +220,42 @@ func TestConfigErrors(t *testing.T) {
 		{Scheme: fixedScheme{}, MaxSegment: 5000},
 		{Scheme: fixedScheme{}, Window: 10},
 		{Scheme: fixedScheme{}, MinRTO: time.Second, MaxRTO: time.Millisecond},
+	} {
+		if _, err := transport.NewEndpoint(c, clk, conn); err == nil {
+			t.Errorf("config %+v accepted", c)
+		}
+	}
+}
+
+// TestPaperRTO: with RTO "paper" the timeout is the fabric's maximum
+// unloaded RTT plus the allowance, before any sample and after, however
+// short the RTTs measured; it still backs off and an ACK resets that.
+func TestPaperRTO(t *testing.T) {
+	clk := clock.NewVirtual()
+	conn := &wireConn{addr: netip.MustParseAddr("192.0.2.1")}
+	ep, err := transport.NewEndpoint(transport.Config{Scheme: fixedScheme{}, RTO: transport.RTOPaper,
+		MaxRTT: 3 * time.Millisecond, RTOAllowance: 2 * time.Millisecond, MinRTO: 50 * time.Millisecond}, clk, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := ep.OpenFlow(peer)
+	_, _ = f.Send(100)
+	times := nextSends(conn, clk, 3)
+	// 5 ms (3 + 2; min_rto does not apply), then 10 and 20 ms of backoff.
+	if want := []clock.Time{5e6, 15e6, 35e6}; !slices.Equal(times, want) {
+		t.Fatalf("retransmissions at %v, want %v", times, want)
+	}
+	last := parse(t, conn.sent[len(conn.sent)-1])
+	clk.RunFor(100 * time.Microsecond) // an RTT sample far below the RTO
+	ep.HandleDatagram(netio.Datagram{Peer: peer, EV: 7, Payload: marshal(t, &wire.Packet{
+		Header: wire.Header{Type: wire.TypeACK, EV: 7, Flow: f.ID(), PSN: last.PSN, TSEcr: last.TSVal}, CumAck: last.PSN + 1,
+	})})
+	if r := f.Record(); r.RTONs != int64(5*time.Millisecond) || r.SRTTNs != int64(100*time.Microsecond) {
+		t.Errorf("after an ACK with a 100 µs sample: RTO %v, SRTT %v; want 5 ms and 100 µs", time.Duration(r.RTONs), time.Duration(r.SRTTNs))
+	}
+	for _, c := range []transport.Config{
+		{Scheme: fixedScheme{}, RTO: "fixed"},
+		{Scheme: fixedScheme{}, RTO: transport.RTOPaper, MaxRTT: time.Second, RTOAllowance: time.Second},
 	} {
 		if _, err := transport.NewEndpoint(c, clk, conn); err == nil {
 			t.Errorf("config %+v accepted", c)

@@ -95,7 +95,7 @@ func newSender(ep *Endpoint, id uint32, peer netip.Addr) *sender {
 	s := &sender{
 		ep: ep, id: id, peer: peer,
 		rng:   rand.New(rand.NewPCG(ep.rng.Uint64(), uint64(id))),
-		rtt:   rttEstimator{initial: ep.cfg.InitialRTO, min: ep.cfg.MinRTO, max: ep.cfg.MaxRTO},
+		rtt:   newRTTEstimator(&ep.cfg),
 		pacer: pacer{rate: ep.cfg.Rate, overhead: ep.cfg.Overhead},
 	}
 	s.nextPSN = wire.InitialPSN(id)

@@ -266,7 +266,7 @@ func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
 	conf := &control.Configure{
 		Scheme: string(c.Transport), Params: &p,
 		Transport: control.Transport{
-			HostParams: host, BaseRTTNs: int64(c.BaseRTT), MTU: c.Fabric().MTU, Seed: seed,
+			HostParams: host, BaseRTTNs: int64(c.BaseRTT), MaxRTTNs: int64(c.MaxRTT), MTU: c.Fabric().MTU, Seed: seed,
 		},
 	}
 	if err := conf.Transport.Validate(); err != nil {

@@ -108,11 +108,11 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	}
 	l.rate(cfg, t, nodes, w, scalar, &pr)
 	cfg.topo = t
-	cfg.BaseRTT = fallbackRTT
+	cfg.BaseRTT, cfg.MaxRTT = fallbackRTT, fallbackRTT
 	cfg.Regime = Regime{Dilation: 1}
 	if t != nil {
 		cfg.fabric = workload.FabricOf(t)
-		cfg.BaseRTT = BaseRTT(t)
+		cfg.BaseRTT, cfg.MaxRTT = BaseRTT(t), MaxRTT(t)
 		cfg.Regime = regimeOf(t, cfg.Rate)
 	}
 

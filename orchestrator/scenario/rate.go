@@ -216,3 +216,59 @@ func (r Regime) Describe(sigma int) string {
 	fmt.Fprintf(&b, "; per-hop processing is %.0f%% of the emulated RTT", 100*r.ProcessingShare)
 	return b.String()
 }
+
+// MaxRTT is the fabric's maximum unloaded round trip: BaseRTT's full-size
+// frame out and header-only ACK back with each hop serialized at its own
+// link's rate, over the slowest path for each (an ACK need not come back
+// the data's way). It is what a transport with rto: paper sets its timeout
+// from (Ordered Chaos V-A: "the topology's maximum unloaded RTT"); on a
+// fabric whose links all run at one rate it equals BaseRTT, and a slow
+// switch makes it longer.
+func MaxRTT(t *topology.Topology) time.Duration {
+	p := rttParts(t)
+	if p.hops == 0 {
+		return fallbackRTT
+	}
+	return max(slowestPath(t, p.frame)+slowestPath(t, ackFrame)+p.processing, p.serialization+p.processing)
+}
+
+// slowestPath is the longest serialization time of a frame of the given
+// size over the fabric's longest paths: up from a host to a top-tier switch
+// (core or spine) and down another of its links to a host, each hop at the
+// rate of its direction.
+func slowestPath(t *topology.Topology, frame int) time.Duration {
+	cost := func(p topology.LinkParams) float64 { return float64(frame) * 8e9 / float64(max(p.RateBps, 1)) }
+	up := make(map[string]float64)   // node: slowest way up to it from a host
+	down := make(map[string]float64) // node: slowest way from it down to a host
+	tiers := make(map[string]int, len(t.Nodes))
+	top := 0
+	for _, n := range t.Nodes {
+		tiers[n.Name] = n.Role.Tier()
+		top = max(top, n.Role.Tier())
+	}
+	for tier := 1; tier <= top; tier++ { // links go from tier-1 (A) to tier (B)
+		for _, l := range t.Links {
+			if tiers[l.B.Node] != tier {
+				continue
+			}
+			up[l.B.Node] = max(up[l.B.Node], up[l.A.Node]+cost(l.Up))
+			down[l.B.Node] = max(down[l.B.Node], down[l.A.Node]+cost(l.Down))
+		}
+	}
+	worst := 0.0
+	for _, n := range t.Nodes {
+		if n.Role.Tier() != top {
+			continue
+		}
+		for _, in := range n.Ports {
+			for _, out := range n.Ports {
+				a, b := &t.Links[in.Link], &t.Links[out.Link]
+				if in.Link == out.Link || in.Side != topology.SideB || out.Side != topology.SideB {
+					continue
+				}
+				worst = max(worst, up[a.A.Node]+cost(a.Up)+cost(b.Down)+down[b.A.Node])
+			}
+		}
+	}
+	return time.Duration(worst)
+}

@@ -177,3 +177,25 @@ func TestTimeDilation(t *testing.T) {
 		t.Errorf("dilated fault after the timeout: %v", err)
 	}
 }
+
+// TestMaxRTT: the maximum unloaded RTT serializes each hop at its own
+// link's rate. With a quarter-rate aggregation switch the slowest path
+// crosses two of its links (up through it, or down through it, never both:
+// pod 0 does not reach pod 0 through the core), each costing four hops of
+// the full rate; with every link at one rate it is the base RTT.
+func TestMaxRTT(t *testing.T) {
+	sym := mustParse(t, minimal, nil).Cells[0].Config
+	if sym.MaxRTT != sym.BaseRTT {
+		t.Errorf("symmetric fabric: max RTT %v, base RTT %v: want equal", sym.MaxRTT, sym.BaseRTT)
+	}
+	asym := mustParse(t, asymmetric, nil).Cells[0].Config
+	// 12 full-rate hop times of (1514 + 82) B at 100 Mbit/s, plus 12 x 150 µs.
+	want := time.Duration(12*(1514+82)*8*10) + 12*perHopProcessing
+	if asym.BaseRTT != sym.BaseRTT || asym.MaxRTT != want {
+		t.Errorf("a0-1 at 25 Mbit/s: base RTT %v (want %v), max RTT %v (want %v)", asym.BaseRTT, sym.BaseRTT, asym.MaxRTT, want)
+	}
+	leaf := mustParse(t, "topology: {kind: leafspine, leaves: 4, spines: 2, hosts_per_leaf: 2, links: {rate: 100Mbit}}\nworkload: {kind: permutation}\n", nil).Cells[0].Config
+	if leaf.MaxRTT != leaf.BaseRTT || leaf.BaseRTT >= sym.BaseRTT {
+		t.Errorf("leaf-spine: max RTT %v, base RTT %v (4 hops: below the fat tree's %v)", leaf.MaxRTT, leaf.BaseRTT, sym.BaseRTT)
+	}
+}

@@ -72,6 +72,10 @@ type Config struct {
 	// fabric's longest path when idle (see BaseRTT): the unit of
 	// parameters written as "2rtt".
 	BaseRTT time.Duration `json:"base_rtt_ns"`
+	// MaxRTT is the fabric's maximum unloaded round trip, each hop at its
+	// own link's rate (see MaxRTT): what host.rto: paper sets the
+	// retransmission timeout from. BaseRTT when every link runs at one rate.
+	MaxRTT time.Duration `json:"max_rtt_ns"`
 	// Rate is how the fabric's link rates were set; nil when the topology's
 	// own rates hold.
 	Rate *RateInfo `json:"rate,omitempty"`

@@ -40,11 +40,12 @@ func TestDefaults(t *testing.T) {
 			Name: "s", Spec: "kind: fattree\nk: 4\n", Kind: topology.FatTree, K: 4,
 			Hosts: 16, Switches: 20, Links: 48,
 		},
-		DataPlane:        Shaped,
-		Policy:           Policy{LayerEdge: ECMP, LayerAgg: ECMP},
-		Transport:        TransportECMP,
-		Params:           scheme.Params{ECMP: &scheme.ECMPParams{}},
-		Host:             HostParams{Pacing: 0, Window: 256 << 10, MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
+		DataPlane: Shaped,
+		Policy:    Policy{LayerEdge: ECMP, LayerAgg: ECMP},
+		Transport: TransportECMP,
+		Params:    scheme.Params{ECMP: &scheme.ECMPParams{}},
+		Host: HostParams{Pacing: 0, Window: 256 << 10, RTO: "rfc6298", RTOAllowance: 4 * 2566080 * time.Nanosecond,
+			MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
 		Workload:         workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
 		Faults:           []Fault{},
 		Timeout:          60 * time.Second,
@@ -52,6 +53,7 @@ func TestDefaults(t *testing.T) {
 		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 82) B x 8 /
 		// 100 Mbit/s = 766.08 µs, plus 12 x 150 µs of processing.
 		BaseRTT: 2566080 * time.Nanosecond,
+		MaxRTT:  2566080 * time.Nanosecond, // every link at one rate
 		// The same RTT without the 1.8 ms of processing, over the 1514-byte
 		// frame time at 100 Mbit/s (121.12 us): 6.32 packets, and 21.19 as
 		// emulated; processing is 1.8/2.566 of it.
@@ -93,7 +95,8 @@ func TestBlockDefaults(t *testing.T) {
 	if diff := cmp.Diff(psnpathDefaults(c.BaseRTT, func(p *PSNPathParams) { p.Paths = 8 }), c.PSNPath); diff != "" {
 		t.Errorf("psnpath (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 82}, c.Host); diff != "" {
+	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, RTO: "rfc6298", RTOAllowance: 4 * c.BaseRTT,
+		MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 82}, c.Host); diff != "" {
 		t.Errorf("host (-want +got):\n%s", diff)
 	}
 	for _, tr := range []Transport{RSSRACK, PLB, REPS} {

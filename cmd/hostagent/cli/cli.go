@@ -96,7 +96,10 @@ type transportFlags struct {
 	pacing  string
 	window  string
 	minRTO  time.Duration
+	rto     string
+	allow   time.Duration
 	baseRTT time.Duration
+	maxRTT  time.Duration
 	mtu     int
 	spin    time.Duration
 }
@@ -107,7 +110,10 @@ func (f *transportFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.pacing, "pacing", "0", "pacing rate per flow, e.g. 100Mbit (0: unpaced, the window limits)")
 	cmd.Flags().StringVar(&f.window, "window", "256KiB", "payload in flight per flow")
 	cmd.Flags().DurationVar(&f.baseRTT, "base-rtt", transport.NominalBaseRTT, "the fabric's idle round trip: the unit of parameters written as 2rtt, and of the RTT-relative defaults")
-	cmd.Flags().DurationVar(&f.minRTO, "min-rto", 0, "smallest retransmission timeout (default 4 base RTTs)")
+	cmd.Flags().DurationVar(&f.maxRTT, "max-rtt", 0, "the fabric's maximum unloaded round trip, from which --rto paper sets the timeout (default: --base-rtt)")
+	cmd.Flags().StringVar(&f.rto, "rto", "", "how the retransmission timeout is set: rfc6298 (estimated from RTT samples; the default) or paper (--max-rtt plus --rto-allowance)")
+	cmd.Flags().DurationVar(&f.allow, "rto-allowance", 0, "--rto paper: the queueing allowance added to --max-rtt (default 4 base RTTs)")
+	cmd.Flags().DurationVar(&f.minRTO, "min-rto", 0, "--rto rfc6298: smallest retransmission timeout (default 4 base RTTs)")
 	cmd.Flags().IntVar(&f.mtu, "mtu", 1500, "IP MTU of the host's link")
 	cmd.Flags().DurationVar(&f.spin, "spin", 0, "spin instead of sleeping through waits up to this long (precise pacing, costs a CPU)")
 }
@@ -129,8 +135,8 @@ func (f *transportFlags) configure() (*control.Configure, error) {
 		return nil, fmt.Errorf("--window: %w", err)
 	}
 	c := &control.Configure{Scheme: f.scheme, Params: p, Transport: control.Transport{
-		HostParams: transport.HostParams{Pacing: pacing, Window: window, MinRTO: f.minRTO},
-		BaseRTTNs:  int64(f.baseRTT), MTU: f.mtu, SpinNs: int64(f.spin),
+		HostParams: transport.HostParams{Pacing: pacing, Window: window, RTO: f.rto, RTOAllowance: f.allow, MinRTO: f.minRTO},
+		BaseRTTNs:  int64(f.baseRTT), MaxRTTNs: int64(f.maxRTT), MTU: f.mtu, SpinNs: int64(f.spin),
 	}}
 	return c, c.Transport.Validate()
 }

@@ -73,6 +73,11 @@ func TestTransportConfigure(t *testing.T) {
 			&control.Configure{Scheme: "psnpath", Params: psn, Transport: control.Transport{
 				HostParams: transport.HostParams{Pacing: 100_000_000, Window: 1 << 20, MinRTO: time.Millisecond},
 				BaseRTTNs:  int64(100 * time.Microsecond), MTU: 9000, SpinNs: int64(50 * time.Microsecond)}}, ""},
+		{[]string{"--rto", "paper", "--max-rtt", "3ms", "--rto-allowance", "2ms"},
+			&control.Configure{Scheme: "rss+pfld", Params: defaults("rss+pfld", transport.NominalBaseRTT), Transport: control.Transport{
+				HostParams: transport.HostParams{Window: 256 << 10, RTO: "paper", RTOAllowance: 2 * time.Millisecond},
+				BaseRTTNs:  int64(transport.NominalBaseRTT), MaxRTTNs: int64(3 * time.Millisecond), MTU: 1500}}, ""},
+		{[]string{"--rto", "fixed"}, nil, `rto "fixed": want rfc6298 or paper`},
 		{[]string{"--param", "=1"}, nil, `--param "=1": want key=value`},
 		{[]string{"--scheme", "nope"}, nil, "--scheme: "},
 		{[]string{"--pacing", "fast"}, nil, "--pacing: "},
