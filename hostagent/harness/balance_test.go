@@ -81,7 +81,8 @@ func shareRun(t *testing.T, s transport.Scheme, seed uint64) (early, late float6
 // subflows: tau longer than the transfer), and the transfer runs at line
 // rate where static subflows crawl at the slow path's pace.
 //
-// The no-feedback timer is on (40 µs, about 4 RTTs). Without it, Algorithm
+// tau is the paper's 15 µs, and the no-feedback timer is on (40 µs, about
+// 4 RTTs). Without it, Algorithm
 // 1 only reroutes subflows that got feedback in the last interval, and
 // with no congestion control to keep the slow path's queue short, a
 // subflow stuck behind that queue may hear nothing for many intervals
@@ -90,7 +91,7 @@ func shareRun(t *testing.T, s transport.Scheme, seed uint64) (early, late float6
 func TestRSSMovesOffDegradedPath(t *testing.T) {
 	const capShare = 0.2 / 7.2
 	static := named(t, "rss", map[string]string{"tau": "1h"})
-	nf := map[string]string{"no_feedback": "40us"}
+	nf := map[string]string{"no_feedback": "40us", "tau": paperTau}
 	rss := map[string]transport.Scheme{
 		"rss":      named(t, "rss", nf),
 		"rss+pfld": named(t, "rss+pfld", nf),

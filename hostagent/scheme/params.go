@@ -23,7 +23,7 @@ type ECMPParams struct {
 // rss, rss+pfld and rss+rack.
 type RSSParams struct {
 	Sigma         int           `yaml:"sigma" json:"sigma" default:"16" min:"1" max:"256" pow2:"true" doc:"subflows per message; PSN p is sent on subflow p mod sigma (the low log2(sigma) entropy bits carry the subflow)"`
-	Tau           time.Duration `yaml:"tau" json:"tau_ns" default:"2rtt" rtt:"ok" min:"1us" doc:"rerouting interval: at the first feedback after each deadline the worst subflow moves to a new path; a multiple of the RTT, as the paper asks"`
+	Tau           time.Duration `yaml:"tau" json:"tau_ns" default:"1rtt" rtt:"ok" min:"1us" doc:"rerouting interval: at the first feedback after each deadline the worst subflow moves to a new path; a multiple of the RTT, as the paper asks (its 15 us is about one RTT of its fabric, V-A2)"`
 	Jitter        time.Duration `yaml:"jitter" json:"jitter_ns" default:"0.1rtt" rtt:"ok" doc:"most random time added to each deadline, so flows do not reroute in step; shorter than tau"`
 	Metric        string        `yaml:"metric" json:"metric" default:"mean-rtt" enum:"mean-rtt,max-rtt,ecn-fraction" doc:"what ranks subflows: mean RTT, maximum RTT or fraction of ECN marks over the interval"`
 	NoFeedback    time.Duration `yaml:"no_feedback" json:"no_feedback_ns" default:"off" zero:"off" rtt:"ok" min:"1us" doc:"reroute a subflow that sent but heard nothing on its path for this long (the optional no-feedback timer of Ordered Chaos III-B)"`

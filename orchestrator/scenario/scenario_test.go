@@ -83,7 +83,7 @@ func TestBlockDefaults(t *testing.T) {
 		&OfanParams{AckThreshold: 128},
 		&POfanParams{Pipe: 4},
 		&ARParams{Quantum: 1500},
-		&RSSParams{Sigma: 16, Tau: 2 * c.BaseRTT, Jitter: c.BaseRTT / 10, Metric: "mean-rtt"},
+		&RSSParams{Sigma: 16, Tau: c.BaseRTT, Jitter: c.BaseRTT / 10, Metric: "mean-rtt"},
 		&PFLDParams{BitmapBits: 512, Periodic: 8},
 		(*RACKParams)(nil), (*PSNPathParams)(nil), (*PLBParams)(nil), (*REPSParams)(nil),
 	}
