@@ -106,3 +106,49 @@ func TestPFLDLowPriorityProbesFindTails(t *testing.T) {
 		t.Errorf("%d spurious retransmissions", tot.SpuriousRx)
 	}
 }
+
+// TestPFLDPeriodicProbeVariants is Ordered Chaos V-F's ablation of
+// proactive probes in miniature: a 16:1 incast with small windows (four
+// packets per sender, as a per-flow congestion window in a large incast
+// would allow), so each of a message's 16 subflows sends one packet every
+// four round trips and ordinary data exposes a loss only after the RTO.
+// Probing every P packets finds more of them as P falls (16, 4, 1), and
+// the 'at most once per RTT' variant finds nearly as many as P = 1 with
+// fewer probes.
+func TestPFLDPeriodicProbeVariants(t *testing.T) {
+	variants := []struct {
+		name string
+		kv   map[string]string
+	}{
+		{"P=16", map[string]string{"periodic": "16"}},
+		{"P=4", map[string]string{"periodic": "4"}},
+		{"P=1", map[string]string{"periodic": "1"}},
+		{"per RTT", map[string]string{"periodic": "off", "periodic_per_rtt": "true"}},
+	}
+	rtos, probes := map[string]int{}, map[string]int{}
+	for _, v := range variants {
+		for seed := uint64(1); seed <= 2; seed++ {
+			var msgs []Message
+			for s := 1; s <= 16; s++ {
+				msgs = append(msgs, Message{From: s, To: 0, Size: 1 << 20})
+			}
+			sc := Scenario{Net: fabric(17, seed), Transport: endpointConfig(named(t, "rss+pfld", v.kv)), Messages: msgs,
+				Setup: func(n *sim.Network) { skewPaths(n); onPathsCorrupt(n, 1e-2) }}
+			sc.Transport.Window = 4 * 4056
+			sc.Transport.Seed = seed
+			res := runChecked(t, sc)
+			tot := res.Totals()
+			rtos[v.name] += tot.RTOs
+			probes[v.name] += tot.Probes.Periodic
+			t.Logf("%s seed %d: CCT %v, losses %v, RTOs %d, periodic probes %d, spurious %d", v.name, seed, res.End,
+				lossCauses(res), tot.RTOs, tot.Probes.Periodic, tot.SpuriousRx)
+		}
+	}
+	t.Logf("RTOs %v, periodic probes %v", rtos, probes)
+	if !(rtos["P=1"] < rtos["P=4"] && rtos["P=4"] < rtos["P=16"]) {
+		t.Errorf("RTOs %v: want fewer as P falls", rtos)
+	}
+	if rtos["per RTT"] >= rtos["P=16"] || probes["per RTT"] >= probes["P=1"] {
+		t.Errorf("per RTT: %d RTOs with %d probes; P=16 %d RTOs, P=1 %d probes", rtos["per RTT"], probes["per RTT"], rtos["P=16"], probes["P=1"])
+	}
+}

@@ -22,8 +22,10 @@
 //     NACKs it at once (paths are FIFO, so that PSN is lost, not late).
 //     Tail probes follow each subflow's last packet of a message, a
 //     section-end probe closes the old EV at each reroute, periodic probes
-//     follow every P packets of a subflow (at most once per RTT unless
-//     configured otherwise) and an RTX probe follows every retransmission.
+//     follow every P packets of a subflow and, in V-F's other variant, at
+//     most one per smoothed RTT (PFLDParams.PeriodicPerRTT), and an RTX
+//     probe follows every retransmission. Every probe is low priority at
+//     the sender (the engine's rule).
 //
 // The Ordered Chaos evaluation's baselines and PSN-PATH, each documented
 // with the choices its sources leave open on its configuration type:

@@ -43,8 +43,8 @@ func (p *RSSParams) Check() (string, string) {
 // the no_* switches exist for ablations (the paper's Fig. 15).
 type PFLDParams struct {
 	BitmapBits      int  `yaml:"bitmap_bits" json:"bitmap_bits" default:"512" min:"64" max:"1048576" multiple:"64" doc:"receiver's per-flow tracking window, in packets; a host.window of more packets than this is an error"`
-	Periodic        int  `yaml:"periodic" json:"periodic" default:"8" zero:"off" min:"1" max:"65536" doc:"proactive probe interval, in packets: a probe after every this many new packets of a subflow (the P of Ordered Chaos V-F); off sends only tail, section and retransmission probes"`
-	PeriodicAnyRate bool `yaml:"periodic_any_rate" json:"periodic_any_rate" default:"false" doc:"lift the limit of one periodic probe per subflow per smoothed RTT"`
+	Periodic        int  `yaml:"periodic" json:"periodic" default:"8" zero:"off" min:"1" max:"65536" doc:"proactive probes by count: a periodic probe after every P new packets of a subflow, however fast it sends (the P of Ordered Chaos V-F, which compares 16, 8, 4 and 1); off sends none by count"`
+	PeriodicPerRTT  bool `yaml:"periodic_per_rtt" json:"periodic_per_rtt" default:"false" doc:"proactive probes by time, the 'at most once per RTT' variant of Ordered Chaos V-F: a periodic probe behind a subflow's new packet once a smoothed RTT has passed since its last probe (or its first packet); independent of periodic (with both on, either sends one); V-F's variant alone is periodic: off with this on"`
 	NoTailProbes    bool `yaml:"no_tail_probes" json:"no_tail_probes" default:"false" doc:"send no tail probes (ablation)"`
 	NoSectionProbes bool `yaml:"no_section_probes" json:"no_section_probes" default:"false" doc:"send no probes when a subflow moves to a new path (ablation)"`
 	NoRTXProbes     bool `yaml:"no_rtx_probes" json:"no_rtx_probes" default:"false" doc:"send no probe behind a retransmission (ablation)"`

@@ -35,25 +35,25 @@ func (s *rssSender) pfldOnSent(p transport.SentPacket, i int) {
 		return
 	}
 	sf.sectionSent, sf.lastPSN = true, p.PSN
+	if !sf.started { // the per-RTT clock runs from the subflow's first packet
+		sf.started, sf.lastProbe = true, p.At
+	}
 	// Last packet of this subflow in the message: nothing will come
 	// behind it to reveal its loss, so a tail probe does.
 	if wire.SeqLess(p.MsgLastPSN, p.PSN+uint32(s.cfg.Sigma)) {
 		if !c.NoTailProbes {
 			s.env.SendProbe(wire.TypeTail, p.EV, p.PSN)
-			sf.sincePeriodic = 0
+			sf.sincePeriodic, sf.lastProbe = 0, p.At
 		}
 		return
 	}
-	if c.Periodic == 0 { // off
-		return
-	}
+	// Proactive probes (IV-B2), by count and by time (V-F's variants).
 	sf.sincePeriodic++
-	if sf.sincePeriodic < c.Periodic {
-		return
-	}
-	if !c.PeriodicAnyRate && sf.everPeriodic && p.At.Sub(sf.lastPeriodic) < s.env.SRTT() {
+	byCount := c.Periodic > 0 && sf.sincePeriodic >= c.Periodic
+	byTime := c.PeriodicPerRTT && p.At.Sub(sf.lastProbe) >= s.env.SRTT()
+	if !byCount && !byTime {
 		return
 	}
 	s.env.SendProbe(wire.TypePeriodic, p.EV, p.PSN)
-	sf.sincePeriodic, sf.lastPeriodic, sf.everPeriodic = 0, p.At, true
+	sf.sincePeriodic, sf.lastProbe = 0, p.At
 }

@@ -45,11 +45,11 @@ type subflow struct {
 	waitingSince clock.Time // when that started
 
 	// PFLD: the current section.
-	sectionSent   bool   // a packet went out with ev
-	lastPSN       uint32 // latest new PSN sent with ev
-	sincePeriodic int
-	lastPeriodic  clock.Time
-	everPeriodic  bool
+	sectionSent   bool       // a packet went out with ev
+	lastPSN       uint32     // latest new PSN sent with ev
+	sincePeriodic int        // new packets since the last tail or periodic probe
+	lastProbe     clock.Time // when that probe (or the first packet) went
+	started       bool       // the subflow has sent a new packet
 }
 
 // rssSender is the sending side of rss and, with pfld set, rss+pfld.
@@ -218,6 +218,9 @@ func (s *rssSender) StateBytes() int {
 	per := 2 + s.cfg.metric.stateBytes() // EV + accumulators
 	if s.pfld != nil {
 		per += 4 + 1 // last PSN of the section, periodic-probe counter
+		if s.pfld.PeriodicPerRTT {
+			per += 4 // time of the last probe
+		}
 	}
 	return len(s.subs)*per + 4 // + next deadline
 }

@@ -190,7 +190,7 @@ func TestPFLDSender(t *testing.T) {
 	env := newEnv()
 	env.next = 0x2FFFE // sections start just below a 16-bit boundary
 	p := MustDefaults("rss+pfld", testEnv)
-	p.RSS.Sigma, p.PFLD.Periodic, p.PFLD.PeriodicAnyRate = 4, 2, true
+	p.RSS.Sigma, p.PFLD.Periodic = 4, 2
 	cfg := *p.PFLD
 	s := newRSSSender(env, newRSSConfig(*p.RSS), &cfg)
 	// Initial EVs are the low bits of each subflow's first PSN.
@@ -246,8 +246,53 @@ func TestPFLDSender(t *testing.T) {
 	}
 }
 
-// testEnv is the base RTT of the registry tests: the paper's fabric, where
-// the default tau of 2 RTTs is Ordered Chaos's 15 us.
+// TestPFLDPeriodicVariants: the proactive probes of Ordered Chaos V-F as
+// distinct settings. One subflow sends 20 packets of a long message, one
+// every 3 µs, with a smoothed RTT of 10 µs: by count (periodic P) a probe
+// follows every P-th packet whatever the time; by time (periodic_per_rtt)
+// one follows the first packet at least an SRTT after the last probe, or
+// after the subflow's first packet; with both, either rule sends one.
+func TestPFLDPeriodicVariants(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		kv     map[string]string
+		probed []int // indexes of the packets a periodic probe follows
+	}{
+		{"P=4", map[string]string{"periodic": "4"}, []int{3, 7, 11, 15, 19}},
+		{"P=1", map[string]string{"periodic": "1"}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}},
+		{"once per RTT", map[string]string{"periodic": "off", "periodic_per_rtt": "true"}, []int{4, 8, 12, 16}},
+		{"both", map[string]string{"periodic": "6", "periodic_per_rtt": "true"}, []int{4, 8, 12, 16}},
+		{"P=3 and per RTT", map[string]string{"periodic": "3", "periodic_per_rtt": "true"}, []int{2, 5, 8, 11, 14, 17}},
+		{"none", map[string]string{"periodic": "off"}, nil},
+	} {
+		p, err := withParams("rss+pfld", c.kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.RSS.Sigma = 1
+		env := newEnv()
+		cfg := *p.PFLD
+		s := newRSSSender(env, newRSSConfig(*p.RSS), &cfg)
+		var got []int
+		for i := 0; i < 20; i++ {
+			env.now = clock.Time(i) * clock.Time(3*time.Microsecond)
+			psn := env.next
+			env.next++
+			s.OnSent(transport.SentPacket{PSN: psn, EV: s.DataEV(psn), MsgLastPSN: psn + 1000, Cause: transport.CauseNew, At: env.now})
+			for _, pr := range env.probes {
+				if wire.Type(pr.Copies) == wire.TypePeriodic && pr.PSN == psn {
+					got = append(got, i)
+				}
+			}
+		}
+		if diff := cmp.Diff(c.probed, got); diff != "" {
+			t.Errorf("%s: packets followed by a periodic probe (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// testEnv is the base RTT of the registry tests: the harness's simulated
+// fabric (see harness.simEnv).
 var testEnv = params.Env{RTT: 7500 * time.Nanosecond}
 
 // withParams returns the transport's default blocks with key=value
