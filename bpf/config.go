@@ -3,6 +3,7 @@ package bpf
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 )
@@ -84,7 +85,16 @@ type Config struct {
 	Pipes        uint32 // pofan: number of pipes (0 acts as 1); pipes beyond wrap modulo Pipes
 	Trim         bool   // shaped: trim data packets instead of tail-dropping them
 	ARQuantum    uint32 // ar: backlog quantum in bytes (0 acts as 1)
+	// ProbeHeadroom (shaped) is the share of every port's buffer only
+	// ftlab's header-only probes may use (Ordered Chaos IV-B4): other
+	// packets are dropped once the backlog would pass the rest. 0 is off;
+	// kept in millionths.
+	ProbeHeadroom float64
 }
+
+// MaxProbeHeadroom bounds Config.ProbeHeadroom: a headroom is a small
+// reserve, not half the buffer.
+const MaxProbeHeadroom = 0.5
 
 // SetConfig writes the switch-wide configuration. The uplink count set by
 // SetUplinks/SetPort is kept. ModeShaped needs tc_shaped (ProgTCShaped).
@@ -104,6 +114,9 @@ func (s *Switch) SetConfig(c Config) error {
 	}
 	if c.Pipes == 0 {
 		c.Pipes = 1
+	}
+	if !(c.ProbeHeadroom >= 0 && c.ProbeHeadroom <= MaxProbeHeadroom) {
+		return fmt.Errorf("bpf: set config: probe headroom %v outside 0..%v", c.ProbeHeadroom, MaxProbeHeadroom)
 	}
 	if err := s.lock(); err != nil {
 		return err
@@ -125,6 +138,7 @@ func (s *Switch) SetConfig(c Config) error {
 		s.cfg.Trim = 1
 	}
 	s.cfg.ArQuantum = c.ARQuantum
+	s.cfg.ProbePpm = uint32(math.Round(c.ProbeHeadroom * 1e6))
 	return s.writeCfg()
 }
 
@@ -135,7 +149,7 @@ func (s *Switch) Config() Config {
 	c := Config{
 		Mode: Mode(s.cfg.Mode), Policy: Policy(s.cfg.Policy), Seed: s.cfg.Seed,
 		AckThreshold: s.cfg.AckThr, PipeSize: s.cfg.PipeSize, Pipes: s.cfg.N_pipes,
-		Trim: s.cfg.Trim != 0, ARQuantum: s.cfg.ArQuantum,
+		Trim: s.cfg.Trim != 0, ARQuantum: s.cfg.ArQuantum, ProbeHeadroom: float64(s.cfg.ProbePpm) / 1e6,
 	}
 	if s.cfg.Addr != 0 {
 		var b [4]byte

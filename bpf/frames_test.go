@@ -32,6 +32,7 @@ type frame struct {
 	ipOpts         []byte // a multiple of 4 bytes
 	frag           uint16 // the flags+offset field, e.g. 0x2000 = MF
 	payload        int    // transport payload bytes
+	data           []byte // the transport payload itself, instead of payload bytes of a pattern
 }
 
 var (
@@ -78,6 +79,9 @@ func (f frame) bytes() []byte {
 	if f.dport == 0 {
 		f.dport = defDport
 	}
+	if f.data != nil {
+		f.payload = len(f.data)
+	}
 	var l4 []byte
 	switch f.proto {
 	case protoUDP:
@@ -96,6 +100,7 @@ func (f frame) bytes() []byte {
 	for i := range f.payload {
 		l4[len(l4)-f.payload+i] = byte(i * 7)
 	}
+	copy(l4[len(l4)-f.payload:], f.data)
 	ihl := 20 + len(f.ipOpts)
 	ip := make([]byte, ihl)
 	ip[0] = 0x40 | byte(ihl/4)

@@ -2,10 +2,13 @@ package bpf
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
 // The link model tests send bursts into port 1 (down route to 10.0.0.3)
@@ -22,6 +25,12 @@ func shapedFixture(t *testing.T, trim bool, buffer, ecn uint64) *fixture {
 	c := baseConfig()
 	c.Mode = ModeShaped
 	c.Trim = trim
+	return shapedFixtureWith(t, c, buffer, ecn)
+}
+
+// shapedFixtureWith is shapedFixture with a switch configuration of the
+// test's own (shaped mode).
+func shapedFixtureWith(t *testing.T, c Config, buffer, ecn uint64) *fixture {
 	f := newFixture(t, c)
 	pc := basePort(1)
 	pc.RateBps, pc.BufferBytes, pc.ECNBytes = 80, buffer, ecn
@@ -272,4 +281,86 @@ func TestTrimming(t *testing.T) {
 			t.Errorf("verdicts (-want +got):\n%s", d)
 		}
 	})
+}
+
+// TestProbeHeadroom: with a probe headroom (Ordered Chaos IV-B4) the last
+// share of each port's buffer takes only ftlab's header-only probes, which
+// the switch recognizes by their header (built here by hostagent/wire, so
+// the program and the transport agree on the format). Port 1's buffer is
+// 1200 bytes and hardly drains; a 25% headroom leaves 900 to every other
+// packet: DATA, ACKs, and packets that only look like probes. Off, the same
+// arrivals share the whole buffer.
+func TestProbeHeadroom(t *testing.T) {
+	requireRoot(t)
+	enc := func(p wire.Packet) []byte {
+		b, err := wire.Marshal(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	probe := frame{dst: hostAddr(1), data: enc(wire.Packet{Header: wire.Header{Type: wire.TypeTail, Flow: 1, PSN: 7}})}.bytes()
+	rtx := frame{dst: hostAddr(1), data: enc(wire.Packet{Header: wire.Header{Type: wire.TypeRTX, Flow: 1, PSN: 7}})}.bytes()
+	ack := frame{dst: hostAddr(1), data: enc(wire.Packet{Header: wire.Header{Type: wire.TypeACK, Flow: 1, PSN: 7}, CumAck: 8})}.bytes()
+	notOurs := mutate(probe, func(b []byte) { b[42] = 'X' }) // a probe's size, not its magic
+	fragment := mutate(probe, func(b []byte) { b[20] = 0x20; fixIPChecksum(b) })
+	data := lmFrame(0)
+	small := frame{dst: hostAddr(1), payload: 200 - 42}.bytes()
+	if len(probe) != 14+20+8+wire.CommonLen || len(ack) <= len(probe) {
+		t.Fatalf("probe frame %d bytes, ACK %d", len(probe), len(ack))
+	}
+	type arrival struct {
+		name string
+		in   []byte
+		want uint32 // with the headroom
+		off  uint32 // without
+	}
+	// Backlog after each accepted arrival in the comment (with / without).
+	seq := []arrival{
+		{"data", data, tcRedirect, tcRedirect},                 // 500 / 500
+		{"data beyond 900", data, tcShot, tcRedirect},          // 500 / 1000
+		{"probe", probe, tcRedirect, tcRedirect},               // 570 / 1070
+		{"ack", ack, tcRedirect, tcRedirect},                   // 652 / 1152
+		{"small data", small, tcRedirect, tcShot},              // 852 / 1152
+		{"ack beyond 900", ack, tcShot, tcShot},                // 852 / 1152
+		{"look-alike beyond 900", notOurs, tcShot, tcShot},     // 852 / 1152
+		{"fragment beyond 900", fragment, tcShot, tcShot},      // 852 / 1152
+		{"probe in the headroom", probe, tcRedirect, tcShot},   // 922 / 1152
+		{"rtx probe in the headroom", rtx, tcRedirect, tcShot}, // 992 / 1152
+		{"probe", probe, tcRedirect, tcShot},                   // 1062
+		{"probe", probe, tcRedirect, tcShot},                   // 1132
+		{"probe", probe, tcRedirect, tcShot},                   // 1202 > 1200: the headroom is full
+	}
+	seq[len(seq)-1].want = tcShot
+	for _, headroom := range []float64{0.25, 0} {
+		c := baseConfig()
+		c.Mode, c.ProbeHeadroom = ModeShaped, headroom
+		f := shapedFixtureWith(t, c, 1200, 0)
+		if got := f.s.Config().ProbeHeadroom; got != headroom {
+			t.Fatalf("config headroom %v, want %v", got, headroom)
+		}
+		var got, want []string
+		for _, a := range seq {
+			v, out, _ := f.runTC(a.in)
+			w := a.want
+			if headroom == 0 {
+				w = a.off
+			}
+			got, want = append(got, fmt.Sprintf("%s: %d", a.name, v)), append(want, fmt.Sprintf("%s: %d", a.name, w))
+			if v == tcRedirect {
+				if d := cmp.Diff(forwarded(a.in, 1), out); d != "" {
+					t.Errorf("headroom %v, %s: forwarded frame (-want +got):\n%s", headroom, a.name, d)
+				}
+			}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("headroom %v: verdicts (-want +got):\n%s", headroom, d)
+		}
+	}
+	c := baseConfig()
+	c.Mode, c.ProbeHeadroom = ModeShaped, 0.6
+	f := newFixture(t, baseConfig())
+	if err := f.s.SetConfig(c); err == nil {
+		t.Error("a headroom of 60% of the buffer was accepted")
+	}
 }

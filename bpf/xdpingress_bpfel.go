@@ -128,6 +128,7 @@ type xdpIngressSwCfg struct {
 	N_uplinks uint32
 	Trim      uint32
 	ArQuantum uint32
+	ProbePpm  uint32
 }
 
 type xdpIngressTapBuf struct {

@@ -173,7 +173,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if err := sw.SetConfig(bpf.Config{
 		Mode: mode, Policy: policy, Seed: uint32(seed), Addr: n.Addr,
 		AckThreshold: uint32(cfg.AckThreshold), PipeSize: uint32(cfg.PipeSize), Pipes: uint32(pipes),
-		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum),
+		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum), ProbeHeadroom: cfg.ProbeHeadroom,
 	}); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ftlab/ftlab/bpf"
 )
 
 // DataPlane says what forwards packets in a lab's switches.
@@ -47,6 +49,10 @@ type Config struct {
 	// Trim cuts data packets to their headers instead of dropping them
 	// when the buffer is full (shaped mode).
 	Trim bool `json:"trim,omitempty"`
+	// ProbeHeadroom is the share of every port's buffer that only the
+	// transport's header-only probes may use (shaped mode; Ordered Chaos
+	// IV-B4); 0 is off.
+	ProbeHeadroom float64 `json:"probe_headroom,omitempty"`
 	// Seed makes ECMP hash seeds and Ofan pointer starts reproducible.
 	Seed uint64 `json:"seed"`
 	// ConvergenceDelay is how long switches keep using a failed link's
@@ -115,6 +121,12 @@ func (c Config) Validate() error {
 		errs = append(errs, c.checkPolicyParams()...)
 		if c.Trim && c.Mode != ModeShaped {
 			errs = append(errs, errors.New("trimming needs mode shaped: line-rate mode has no queues"))
+		}
+		switch {
+		case !(c.ProbeHeadroom >= 0 && c.ProbeHeadroom <= bpf.MaxProbeHeadroom):
+			errs = append(errs, fmt.Errorf("probe headroom %v is outside 0..%v of the buffer", c.ProbeHeadroom, bpf.MaxProbeHeadroom))
+		case c.ProbeHeadroom > 0 && c.Mode != ModeShaped:
+			errs = append(errs, errors.New("a probe headroom needs mode shaped: line-rate mode has no queues"))
 		}
 	}
 	if c.ConvergenceDelay < 0 {

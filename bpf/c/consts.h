@@ -55,6 +55,19 @@ enum ftl_class {
 	CLASS_ACK = 1,  /* header-only packets: total length <= ack threshold */
 };
 
+/* ftlab's transport header as the switch sees it (hostagent/wire): a
+ * probe is header-only, its UDP payload the bare common header. Switches
+ * know it only to give probes the buffer headroom of Ordered Chaos IV-B4;
+ * a deployment would mark them with a traffic class instead. */
+enum ftl_wire {
+	FTL_MAGIC = 0x4654,      /* "FT", big-endian, at payload offset 0 */
+	FTL_TYPE_OFF = 3,        /* payload offset of the type byte */
+	FTL_PROBE_FIRST = 4,     /* TAIL */
+	FTL_PROBE_LAST = 7,      /* RTX; SECTION_END and PERIODIC between */
+	FTL_PROBE_LEN = 28,      /* UDP payload bytes of a probe */
+};
+
 /* 64-bit constants cannot be enumerators. */
 #define NS_PER_SEC 1000000000ULL
 #define BIT_NS (8ULL * NS_PER_SEC) /* bits*ns per byte*s: len*BIT_NS/rate_bps = ns */
+#define PPM 1000000ULL              /* parts per million: sw_cfg.probe_ppm */

@@ -10,6 +10,10 @@
  * delay itself: the htb/tbf qdisc at the same rate on the egress veth
  * does the real waiting, the model decides drops, marks and statistics.
  *
+ * Probe headroom (Ordered Chaos IV-B4, off unless configured): the last
+ * reserve bytes of the buffer take only ftlab's header-only probes; every
+ * other packet sees a buffer that much smaller.
+ *
  * Overflow: delay * rate_bps is clamped by max_delay_ns (= U64_MAX /
  * rate_bps, computed in Go); len * BIT_NS < 2^50 for len < 64 KiB.
  */
@@ -34,11 +38,22 @@ enum lm_verdict {
 struct lm_pkt {
 	__u32 len;      /* frame length */
 	__u32 trim_len; /* frame length after trimming; 0 = cannot be trimmed */
+	__u64 reserve;  /* bytes of the buffer only probes may use */
 	__u8 is_data;   /* CLASS_DATA */
 	__u8 ect;       /* ECT(0) or ECT(1) */
 	__u8 trim_on;   /* switch trims */
-	__u8 pad;
+	__u8 is_probe;  /* an ftlab probe: may use the reserve */
+	__u32 pad;
 };
+
+/* The buffer an arrival may fill: all of it for probes, less the probe
+ * reserve for everything else. */
+static __always_inline __u64 fifo_limit(const struct port_cfg *pc, const struct lm_pkt *lp)
+{
+	if (lp->is_probe)
+		return pc->buffer_bytes;
+	return pc->buffer_bytes > lp->reserve ? pc->buffer_bytes - lp->reserve : 0;
+}
 
 /* Backlog in bytes of a FIFO with departure time t_next at time now. */
 static __always_inline __u64 fifo_backlog_at(const struct port_cfg *pc, __u64 t_next, __u64 now)
@@ -104,7 +119,7 @@ static __always_inline int fifo_arrive(struct fifo *q, const struct port_cfg *pc
 		/* Header-only packets go to the priority class when trimming
 		 * is on (NDP-style): they use link time but never the buffer. */
 		verdict = LM_FWD_PRIO;
-	} else if (backlog + lp->len > pc->buffer_bytes) {
+	} else if (backlog + lp->len > fifo_limit(pc, lp)) {
 		if (!lp->trim_on || !lp->trim_len)
 			return LM_DROP; /* b_last = backlog: nothing joined */
 		acc = lp->trim_len;

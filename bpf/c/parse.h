@@ -94,3 +94,19 @@ static __always_inline __u32 pkt_class(const struct pkt *p, __u32 ack_thr)
 {
 	return p->tot_len <= ack_thr ? CLASS_ACK : CLASS_DATA;
 }
+
+/* Whether a parsed packet is a probe of ftlab's transport: unfragmented
+ * UDP whose payload is exactly a probe header with the magic and a probe
+ * type. The header's first bytes must be in the linear area. */
+static __always_inline int is_ftl_probe(const struct pkt *p, void *data_end)
+{
+	__u8 *w = (__u8 *)p->iph + p->ihl_bytes + UDP_HDR_LEN;
+
+	if (p->proto != IPPROTO_UDP || p->frag || p->tot_len != p->ihl_bytes + UDP_HDR_LEN + FTL_PROBE_LEN)
+		return 0;
+	if ((void *)(w + FTL_TYPE_OFF + 1) > data_end)
+		return 0;
+	if (((__u16)w[0] << 8 | w[1]) != FTL_MAGIC)
+		return 0;
+	return w[FTL_TYPE_OFF] >= FTL_PROBE_FIRST && w[FTL_TYPE_OFF] <= FTL_PROBE_LAST;
+}

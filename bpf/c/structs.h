@@ -22,6 +22,7 @@ struct sw_cfg {
 	__u32 n_uplinks;  /* w: uplink indexes 0..w-1 exist */
 	__u32 trim;       /* 1: trim data packets that do not fit (shaped) */
 	__u32 ar_quantum; /* ar: backlog quantum in bytes (0 acts as 1) */
+	__u32 probe_ppm;  /* shaped: millionths of each port's buffer only probes may use */
 };
 
 /* Per-port configuration (ports[port]). */

@@ -7,7 +7,8 @@ import (
 
 // dataPlaneOf maps a cell's switch settings to the control plane's.
 func dataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
-	dp := switchd.Config{DataPlane: switchd.DataPlaneBPF, Seed: seed, Trim: c.Trimming, ConvergenceDelay: c.ConvergenceDelay}
+	dp := switchd.Config{DataPlane: switchd.DataPlaneBPF, Seed: seed, Trim: c.Trimming, ProbeHeadroom: c.ProbeHeadroom,
+		ConvergenceDelay: c.ConvergenceDelay}
 	dp.Mode = switchd.ModeShaped
 	if c.DataPlane == scenario.LineRate {
 		dp.Mode = switchd.ModeLineRate

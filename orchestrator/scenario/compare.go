@@ -46,13 +46,14 @@ var notCompared = map[string]string{
 
 // wholeOnly are fields compared as a whole, never by sub-path.
 var wholeOnly = map[string]string{
-	"topology":  "compare whole topologies: topology: [topologies/fattree-k4.yaml, topologies/asymmetric-k4.yaml]",
-	"links":     "compare whole lists of overrides",
-	"dataplane": "it is a single value",
-	"policy":    "compare whole policies: policy: [ecmp, ofan, {edge: ofan, agg: ecmp}]",
-	"trimming":  "it is a single value",
-	"transport": "it is a single value",
-	"timeout":   "it is a single value",
+	"topology":       "compare whole topologies: topology: [topologies/fattree-k4.yaml, topologies/asymmetric-k4.yaml]",
+	"links":          "compare whole lists of overrides",
+	"dataplane":      "it is a single value",
+	"policy":         "compare whole policies: policy: [ecmp, ofan, {edge: ofan, agg: ecmp}]",
+	"trimming":       "it is a single value",
+	"probe_headroom": "it is a single value",
+	"transport":      "it is a single value",
+	"timeout":        "it is a single value",
 }
 
 var keySyntax = regexp.MustCompile(`^([a-z_]+)(?:\[(\d+)\])?(?:\.([a-z_]+))?$`)

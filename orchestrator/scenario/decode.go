@@ -3,9 +3,12 @@ package scenario
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/internal/params"
+	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/ftlab/ftlab/orchestrator/workload"
@@ -15,7 +18,7 @@ import (
 
 // topFields are the keys of a scenario file, in documentation order.
 var topFields = []string{
-	"name", "description", "topology", "links", "rate", "dataplane", "policy", "ofan", "pofan", "ar", "trimming",
+	"name", "description", "topology", "links", "rate", "dataplane", "policy", "ofan", "pofan", "ar", "trimming", "probe_headroom",
 	"transport", "rss", "pfld", "rack", "psnpath", "plb", "reps", "host", "workload", "faults",
 	"repetitions", "seed", "seeds", "timeout", "convergence_delay", "compare",
 }
@@ -123,6 +126,12 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	})
 	parsed("trimming", "true or false", func(s string) (err error) {
 		cfg.Trimming, err = parseBool(s)
+		return err
+	})
+	parsed("probe_headroom", "a share of each port's buffer such as 1%, or off", func(s string) (err error) {
+		if cfg.ProbeHeadroom, err = parseHeadroom(s); err == nil {
+			err = checkHeadroom(cfg.ProbeHeadroom, cfg.DataPlane, t)
+		}
 		return err
 	})
 	cfg.Transport = DefaultTransport
@@ -284,4 +293,39 @@ func problemsOf(pr *yamldoc.Problems) []*FieldError {
 		return nil
 	}
 	return err.(yamldoc.Errors)
+}
+
+// parseHeadroom parses probe_headroom: a share of the buffer, or off.
+func parseHeadroom(s string) (float64, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "off") {
+		return 0, nil
+	}
+	return params.ParseFraction(s)
+}
+
+// checkHeadroom checks a probe headroom against the data plane and the
+// buffers it reserves a share of: what is left must still take a full
+// frame on every link.
+func checkHeadroom(h float64, dp DataPlane, t *topology.Topology) error {
+	switch {
+	case h < 0 || h > bpf.MaxProbeHeadroom:
+		return fmt.Errorf("%g is outside 0..%g of the buffer (a headroom is a small reserve: the paper needs under 0.2%%)", h, bpf.MaxProbeHeadroom)
+	case h == 0:
+		return nil
+	case dp == LineRate:
+		return fmt.Errorf("needs dataplane: shaped: line-rate switches have no queues")
+	case t == nil:
+		return nil
+	}
+	for i := range t.Links {
+		l := &t.Links[i]
+		for _, side := range []topology.Side{topology.SideA, topology.SideB} {
+			buf := l.Params(side).BufferBytes
+			if left := buf - uint64(float64(buf)*h); left < uint64(l.MTU+ethernetHeader) {
+				return fmt.Errorf("leaves %s of the %s buffer of %s to data, less than a %d-byte frame",
+					units.FormatSize(left), units.FormatSize(buf), l.Direction(side), l.MTU+ethernetHeader)
+			}
+		}
+	}
+	return nil
 }

@@ -21,12 +21,12 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown field",
 			src:  k4 + perm + "transprot: rss\n",
-			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
+			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "misplaced field",
 			src:  k4 + perm + "sigma: 8\n",
-			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
+			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "unknown policy",
@@ -246,7 +246,7 @@ func TestErrors(t *testing.T) {
 			name: "compare key unknown",
 			src:  k4 + perm + "compare:\n  polcy: [ecmp, ofan]\n  rss.sgima: [4, 8]\n  seed: [1, 2]\n  workload.size.min: [1, 2]\n",
 			want: []string{
-				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout, convergence_delay)`,
+				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout, convergence_delay)`,
 				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback, keep_path_on_rto)`,
 				`s.yaml:6:3: compare.seed: seed cannot be compared: every cell runs every seed, so cells are compared on the same workload and faults`,
 				`s.yaml:7:3: compare.workload.size.min: "workload.size.min" is not a field path; write a field (policy), a field of a block (rss.sigma, workload.size) or of a fault (faults[0].drop)`,
@@ -300,6 +300,21 @@ func TestErrors(t *testing.T) {
 			name: "not a scenario",
 			src:  "- kind: fattree\n",
 			want: []string{`s.yaml:1:1: expected a scenario: a mapping with topology, workload and optional settings, found a list`},
+		},
+		{
+			name: "probe headroom",
+			src:  k4 + perm + "probe_headroom: 60%\n",
+			want: []string{`s.yaml:3:17: probe_headroom: 0.6 is outside 0..0.5 of the buffer (a headroom is a small reserve: the paper needs under 0.2%)`},
+		},
+		{
+			name: "probe headroom in line-rate mode",
+			src:  k4 + perm + "dataplane: linerate\nprobe_headroom: 1%\n",
+			want: []string{`s.yaml:4:17: probe_headroom: needs dataplane: shaped: line-rate switches have no queues`},
+		},
+		{
+			name: "probe headroom leaving no room for a frame",
+			src:  "topology: {kind: fattree, k: 4, links: {buffer: 2KiB, ecn: off}}\n" + perm + "probe_headroom: 40%\n",
+			want: []string{`s.yaml:3:17: probe_headroom: leaves 1229B of the 2KiB buffer of h0-0-0 -> e0-0 to data, less than a 1514-byte frame`},
 		},
 		{
 			name: "empty",

@@ -59,8 +59,11 @@ type Config struct {
 	Policy    Policy         `json:"policy"`
 	// The policies' parameter blocks (ofan, pofan, ar), those in use.
 	switchd.PolicyParams
-	Trimming  bool      `json:"trimming"`
-	Transport Transport `json:"transport"`
+	Trimming bool `json:"trimming"`
+	// ProbeHeadroom is the share of every port's buffer only the
+	// transport's header-only probes may use (Ordered Chaos IV-B4; 0: off).
+	ProbeHeadroom float64   `json:"probe_headroom,omitempty"`
+	Transport     Transport `json:"transport"`
 	// The transport's parameter blocks (rss, pfld, ...), those it takes.
 	scheme.Params
 	Host     transport.HostParams `json:"host"`

@@ -490,3 +490,16 @@ func TestBoundWithDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeHeadroom: probe_headroom takes a share of the buffer (a
+// percentage or a fraction) or off, and reaches the data plane.
+func TestProbeHeadroom(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want float64
+	}{{"", 0}, {"probe_headroom: 1%\n", 0.01}, {"probe_headroom: 0.002\n", 0.002}, {"probe_headroom: off\n", 0}} {
+		if got := mustParse(t, minimal+c.src, nil).Cells[0].Config.ProbeHeadroom; got != c.want {
+			t.Errorf("%q: headroom %v, want %v", c.src, got, c.want)
+		}
+	}
+}

@@ -83,6 +83,7 @@ func (f *upFlags) add(cmd *cobra.Command) {
 	fs.IntVar(&f.dp.PipeSize, "pipe-size", def.POfan.Pipe, "pofan: ingress ports per pipe (pofan.pipe)")
 	fs.IntVar(&f.dp.AckThreshold, "ack-threshold", int(def.Ofan.AckThreshold), "ofan, pofan: packets of at most this many IPv4 bytes use the ACK pointers (ofan.ack_threshold)")
 	fs.BoolVar(&f.dp.Trim, "trim", false, "shaped mode: trim data packets to their headers instead of dropping them")
+	fs.Float64Var(&f.dp.ProbeHeadroom, "probe-headroom", 0, "shaped mode: share of every port's buffer only the transport's probes may use, e.g. 0.01 (Ordered Chaos IV-B4)")
 	fs.Uint64Var(&f.dp.Seed, "seed", 1, "seed of ECMP hash seeds and Ofan pointer starts")
 	fs.DurationVar(&f.dp.ConvergenceDelay, "convergence-delay", switchd.DefaultConvergenceDelay, "how long switches keep routes through a failed link")
 }
@@ -93,6 +94,9 @@ func describeDataPlane(c switchd.Config) string {
 		s := fmt.Sprintf("eBPF switch, %s, policy edge=%s agg=%s", c.Mode, c.EdgePolicy, c.AggPolicy)
 		if c.Trim {
 			s += ", trimming"
+		}
+		if c.ProbeHeadroom > 0 {
+			s += fmt.Sprintf(", probe headroom %g%% of each buffer", 100*c.ProbeHeadroom)
 		}
 		return s
 	case switchd.DataPlaneKernel:
