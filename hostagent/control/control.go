@@ -473,7 +473,7 @@ func DecodeEvent(line []byte) (Event, error) {
 
 // ParseCause is the inverse of transport.Cause's text form.
 func ParseCause(s string) (transport.Cause, bool) {
-	for c := transport.CauseNew; c <= transport.CauseScheme; c++ {
+	for _, c := range transport.Causes {
 		if c.String() == s {
 			return c, true
 		}

@@ -346,6 +346,28 @@ func TestRACKRecoversWithoutRTO(t *testing.T) {
 	}
 }
 
+// reorderingRun sends 8 MiB with rss+rack over paths whose delays grow by
+// step from one to the next (both ways), so that every reroute of a
+// subflow to a shorter path reorders it by up to 7 x 2 x step.
+func reorderingRun(t *testing.T, params map[string]string, step time.Duration, seed uint64) Totals {
+	t.Helper()
+	sc := Scenario{Net: fabric(2, seed), Transport: endpointConfig(named(t, "rss+rack", params)),
+		Messages: []Message{{From: 0, To: 1, Size: 8 << 20}},
+		Setup: func(n *sim.Network) {
+			for k := 0; k < n.Config().Paths; k++ {
+				for _, dir := range [][2]int{{0, 1}, {1, 0}} {
+					setLink(n.Path(dir[0], dir[1], k), func(c *sim.LinkConfig) { c.Delay = time.Microsecond + time.Duration(k)*step })
+				}
+			}
+		}}
+	sc.Transport.Seed = seed
+	res := runChecked(t, sc)
+	tot := res.Totals()
+	t.Logf("%v, step %v, seed %d: losses %v, spurious %d, reroutes %d, min RTT %v", params, step, seed, lossCauses(res), tot.SpuriousRx,
+		tot.Reroutes, time.Duration(res.Flows[0].MinRTTNs))
+	return tot
+}
+
 // TestRACKReorderingWindow: packets of one subflow are reordered whenever
 // RSS moves it (here often: sigma 1, tau 2 µs) to a path whose round trip
 // is shorter, by at most 14 x 80 ns = 1.12 µs, within the default window
@@ -353,32 +375,67 @@ func TestRACKRecoversWithoutRTO(t *testing.T) {
 // window of 1 ns the same reordering makes it retransmit spuriously.
 func TestRACKReorderingWindow(t *testing.T) {
 	const step = 80 * time.Nanosecond
-	run := func(params map[string]string, seed uint64) Totals {
-		sc := Scenario{Net: fabric(2, seed), Transport: endpointConfig(named(t, "rss+rack", params)),
-			Messages: []Message{{From: 0, To: 1, Size: 8 << 20}},
-			Setup: func(n *sim.Network) {
-				for k := 0; k < n.Config().Paths; k++ {
-					for _, dir := range [][2]int{{0, 1}, {1, 0}} {
-						setLink(n.Path(dir[0], dir[1], k), func(c *sim.LinkConfig) { c.Delay = time.Microsecond + time.Duration(k)*step })
-					}
-				}
-			}}
-		sc.Transport.Seed = seed
-		res := runChecked(t, sc)
-		tot := res.Totals()
-		t.Logf("%v seed %d: losses %v, spurious %d, reroutes %d, min RTT %v", params, seed, lossCauses(res), tot.SpuriousRx, tot.Reroutes,
-			time.Duration(res.Flows[0].MinRTTNs))
-		return tot
-	}
 	var tight int
 	for seed := uint64(1); seed <= 2; seed++ {
-		if tot := run(map[string]string{"sigma": "1", "tau": "2us"}, seed); tot.SpuriousRx != 0 || tot.Retransmissions != 0 {
+		if tot := reorderingRun(t, map[string]string{"sigma": "1", "tau": "2us"}, step, seed); tot.SpuriousRx != 0 || tot.Retransmissions != 0 {
 			t.Errorf("seed %d: %d retransmissions (%d spurious) with reordering inside the window", seed, tot.Retransmissions, tot.SpuriousRx)
 		}
-		tight += run(map[string]string{"sigma": "1", "tau": "2us", "reo_wnd": "1ns"}, seed).SpuriousRx
+		tight += reorderingRun(t, map[string]string{"sigma": "1", "tau": "2us", "reo_wnd": "1ns"}, step, seed).SpuriousRx
 	}
 	if tight == 0 {
 		t.Error("no spurious retransmissions even with a 1 ns window: the scenario does not reorder")
+	}
+}
+
+// TestRACKWindowAdaptsToDSACK: with reordering beyond the initial window
+// (paths 250 ns apart, up to 3.5 µs of reordering against a window of
+// about 1.3 µs), the first reroutes cost spurious retransmissions; each is
+// a DSACK, and RFC 8985's adaptation widens the window a round trip at a
+// time until the reordering fits, where a fixed window keeps paying.
+func TestRACKWindowAdaptsToDSACK(t *testing.T) {
+	const step = 250 * time.Nanosecond
+	var adaptive, fixed int
+	for seed := uint64(1); seed <= 2; seed++ {
+		adaptive += reorderingRun(t, map[string]string{"sigma": "1", "tau": "2us"}, step, seed).SpuriousRx
+		fixed += reorderingRun(t, map[string]string{"sigma": "1", "tau": "2us", "adaptive_reo_wnd": "false"}, step, seed).SpuriousRx
+	}
+	t.Logf("spurious retransmissions: adaptive window %d, fixed %d", adaptive, fixed)
+	if fixed < 20 || 4*adaptive > fixed {
+		t.Errorf("spurious retransmissions: adaptive %d, fixed %d; want the adaptation to save most of them", adaptive, fixed)
+	}
+}
+
+// TestRACKTLPRecoversTails: ten messages, each alone on its own flow,
+// lose the first copy of their last packet, so no later packet of the
+// flow can show RACK the loss. Each flow's tail loss probe, two SRTTs
+// after its last send, retransmits that packet, long before the RTO;
+// without TLP the RTO recovers every one.
+func TestRACKTLPRecoversTails(t *testing.T) {
+	for _, tlp := range []bool{true, false} {
+		var msgs []Message
+		for i := 0; i < 10; i++ {
+			msgs = append(msgs, Message{From: 0, To: 1, Size: 64 << 10, Flow: i, At: time.Duration(i) * 30 * time.Microsecond})
+		}
+		kv := map[string]string{}
+		if !tlp {
+			kv["no_tlp"] = "true"
+		}
+		sc := Scenario{Net: fabric(2, 1), Transport: endpointConfig(named(t, "rss+rack", kv)), Messages: msgs,
+			Setup: func(n *sim.Network) { skewPaths(n); n.AddFilter(dropTails()) }}
+		res := runChecked(t, sc)
+		tot := res.Totals()
+		causes := lossCauses(res)
+		var slowest time.Duration
+		for _, r := range res.Sent {
+			slowest = max(slowest, time.Duration(r.FCTNs))
+		}
+		t.Logf("tlp %v: losses %v, RTOs %d, spurious %d, slowest FCT %v", tlp, causes, tot.RTOs, tot.SpuriousRx, slowest)
+		if tlp && (causes[transport.CauseTLP] != len(msgs) || tot.RTOs != 0 || tot.SpuriousRx != 0) {
+			t.Errorf("with TLP: %v, %d RTOs, %d spurious; want every tail resent by its probe", causes, tot.RTOs, tot.SpuriousRx)
+		}
+		if !tlp && causes[transport.CauseRTO] != len(msgs) {
+			t.Errorf("without TLP: %v; want the RTO to find every tail", causes)
+		}
 	}
 }
 

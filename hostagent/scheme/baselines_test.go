@@ -1,7 +1,6 @@
 package scheme
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -28,7 +27,8 @@ func TestRegistryBaselines(t *testing.T) {
 		{"rss+rack", nil, func(s transport.Scheme) bool {
 			r := s.(rackScheme)
 			c := r.cfg
-			return c.ReoWndFrac == 0.25 && c.PTOSRTTs == 2 && r.rss.Sigma == 16 && !c.Adaptive
+			return c.ReoWndFrac == 0.25 && c.PTOSRTTs == 2 && r.rss.Sigma == 16 && c.Adaptive && !c.AssumeReordering &&
+				c.MinRTTWindow == 1000*testEnv.RTT
 		}},
 		{"psnpath", nil, func(s transport.Scheme) bool {
 			c := s.(psnpathScheme).cfg
@@ -401,32 +401,131 @@ func TestPLB(t *testing.T) {
 	}
 }
 
+// TestRACKWindow checks the reordering window of RFC 8985 6.2 step 4 on
+// one subflow (sigma 1): min_RTT / 4 capped at SRTT once reordering has
+// been seen; 0 before that in recovery or with DupThresh PSNs acknowledged
+// above a hole; the multiplier grows once per DSACK round and falls back
+// after 16 recoveries without DSACKs; a fixed reo_wnd ignores all that.
 func TestRACKWindow(t *testing.T) {
+	us := time.Microsecond
 	env := newEnv()
+	env.acked = map[uint32]bool{}
 	p := MustDefaults("rss+rack", testEnv)
-	cfg := *p.RACK
-	s := rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
-	s.minRTT = 8 * time.Microsecond
-	if w := s.reoWnd(); w != 2*time.Microsecond {
-		t.Errorf("reo_wnd %v, want min RTT / 4", w)
+	p.RSS.Sigma = 1
+	s := rackScheme{rss: newRSSConfig(*p.RSS), cfg: *p.RACK}.NewSender(env).(*rackSender)
+	base := env.next
+	feedback := func(psn uint32, rtt time.Duration, dup bool) {
+		env.acked[psn] = true
+		s.OnFeedback(transport.Feedback{PSN: psn, EV: s.subs[0].ev, RTT: rtt, Dup: dup, At: env.now})
+		s.OnAcked(transport.AckedPacket{PSN: psn, SentAt: env.now.Add(-rtt), Copies: 1, Echoed: true, At: env.now})
+		s.onTimer()
 	}
-	s.minRTT = 80 * time.Microsecond
-	if w := s.reoWnd(); w != env.SRTT() {
+	env.next = base + 10
+	feedback(base, 8*us, false)
+	if w := s.reoWnd(0); w != 2*us || s.reorderingSeen {
+		t.Errorf("in order: reo_wnd %v (reordering seen %v), want min RTT / 4", w, s.reorderingSeen)
+	}
+	// Three PSNs acknowledged above the hole at base+1, no reordering seen
+	// yet: the DupThresh rule closes the window.
+	for q := base + 2; q <= base+4; q++ {
+		feedback(q, 8*us, false)
+	}
+	if w := s.reoWnd(0); w != 0 {
+		t.Errorf("3 PSNs above a hole, no reordering seen: reo_wnd %v, want 0", w)
+	}
+	// base+1 arrives late, never retransmitted: reordering seen, window back.
+	feedback(base+1, 9*us, false)
+	if w := s.reoWnd(0); !s.reorderingSeen || w != 2*us {
+		t.Errorf("after a late delivery: reordering seen %v, reo_wnd %v", s.reorderingSeen, w)
+	}
+	// DSACKs: one increase per round (until SND.UNA passes the SND.NXT of
+	// the first DSACK), however many arrive in it.
+	feedback(base+2, 8*us, true)
+	feedback(base+3, 8*us, true)
+	if s.mult != 2 || s.reoWnd(0) != 4*us {
+		t.Errorf("two DSACKs in a round: mult %d, reo_wnd %v; want 2, 4 µs", s.mult, s.reoWnd(0))
+	}
+	for q := base + 5; q < base+10; q++ {
+		feedback(q, 8*us, false) // SND.UNA reaches base+10: the round is over
+	}
+	env.next = base + 20
+	feedback(base+10, 8*us, true)
+	if s.mult != 3 || s.persist != rackPersist {
+		t.Errorf("a DSACK in the next round: mult %d persist %d, want 3, %d", s.mult, s.persist, rackPersist)
+	}
+	// Capped at SRTT (10 µs in the fake).
+	s.minRTT.value = 80 * us
+	if w := s.reoWnd(0); w != env.SRTT() {
 		t.Errorf("reo_wnd %v, want capped at SRTT", w)
 	}
-	// Adaptive: a DUP ACK widens the window once per SRTT.
-	cfg.Adaptive = true
-	s = rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
-	for i := 0; i < 3; i++ {
-		s.OnFeedback(transport.Feedback{PSN: env.next, EV: s.subs[0].ev, RTT: 4 * time.Microsecond, Dup: true, At: env.now})
+	s.minRTT.value = 8 * us
+	// 16 recoveries without DSACK bring the multiplier back to 1.
+	for k := 0; k < rackPersist; k++ {
+		psn := env.next
+		env.next++
+		s.enterRecovery(0)
+		if k == 0 && s.reoWnd(0) != 6*us {
+			t.Errorf("in recovery with reordering seen: reo_wnd %v, want 3 x 2 µs", s.reoWnd(0))
+		}
+		for q := s.rs[0].una; q != env.next; q++ {
+			env.acked[q] = true
+		}
+		feedback(psn, 8*us, false)
 	}
-	if s.mult != 2 || s.reoWnd() != 2*time.Microsecond {
-		t.Errorf("mult %d, window %v", s.mult, s.reoWnd())
+	if s.mult != 1 || s.rs[0].recovery {
+		t.Errorf("after %d recoveries without DSACK: mult %d (in recovery %v), want 1", rackPersist, s.mult, s.rs[0].recovery)
 	}
-	if s.ptoAfter() != 20*time.Microsecond {
+	// Before any reordering, recovery closes the window.
+	fresh := rackScheme{rss: newRSSConfig(*p.RSS), cfg: *p.RACK}.NewSender(env).(*rackSender)
+	fresh.minRTT.value = 8 * us
+	fresh.enterRecovery(0)
+	if w := fresh.reoWnd(0); w != 0 {
+		t.Errorf("in recovery, no reordering seen: reo_wnd %v, want 0", w)
+	}
+	cfg := *p.RACK
+	cfg.AssumeReordering = true
+	assumed := rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
+	assumed.minRTT.value = 8 * us
+	assumed.enterRecovery(0)
+	if w := assumed.reoWnd(0); w != 2*us {
+		t.Errorf("assume_reordering, in recovery: reo_wnd %v, want 2 µs", w)
+	}
+	cfg = *p.RACK
+	cfg.ReoWnd = 3 * us
+	fixed := rackScheme{rss: newRSSConfig(*p.RSS), cfg: cfg}.NewSender(env).(*rackSender)
+	fixed.enterRecovery(0)
+	if w := fixed.reoWnd(0); w != 3*us {
+		t.Errorf("fixed reo_wnd: %v", w)
+	}
+	if s.ptoAfter() != 20*us {
 		t.Errorf("PTO %v, want 2 SRTT", s.ptoAfter())
 	}
-	if math.IsNaN(float64(s.StateBytes())) || s.StateBytes() <= s.rssSender.StateBytes() {
+	if s.StateBytes() <= s.rssSender.StateBytes() {
 		t.Error("state")
+	}
+}
+
+// TestMinFilter: the windowed minimum forgets a sample between 3/4 and 1
+// window after it, and only as samples come.
+func TestMinFilter(t *testing.T) {
+	us := time.Microsecond
+	f := minFilter{window: 400 * us}
+	at := func(d time.Duration) clock.Time { return clock.Time(d) }
+	f.add(10*us, at(0))
+	f.add(50*us, at(250*us))
+	if f.value != 10*us {
+		t.Errorf("within the window: %v", f.value)
+	}
+	f.add(50*us, at(400*us)) // epoch 4: the sample of epoch 0 is gone
+	if f.value != 50*us {
+		t.Errorf("a window later: %v, want the longer path's 50 µs", f.value)
+	}
+	f.add(70*us, at(10*time.Second)) // long silence: the new sample stands alone
+	if f.value != 70*us {
+		t.Errorf("after a silence: %v", f.value)
+	}
+	f.add(5*us, at(10*time.Second+us))
+	if f.value != 5*us {
+		t.Errorf("a smaller sample: %v", f.value)
 	}
 }

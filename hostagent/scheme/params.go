@@ -53,12 +53,14 @@ type PFLDParams struct {
 // RACKParams configure RACK-TLP loss detection (RFC 8985), kept per
 // subflow.
 type RACKParams struct {
-	ReoWnd      time.Duration `yaml:"reo_wnd" json:"reo_wnd_ns" default:"auto" zero:"auto" doc:"reordering window: a packet is lost once one sent this much later was delivered; auto is reo_wnd_frac of the minimum RTT"`
-	ReoWndFrac  float64       `yaml:"reo_wnd_frac" json:"reo_wnd_frac" default:"0.25" gt:"0" max:"16" doc:"the automatic reordering window as a fraction of the minimum RTT (RFC 8985: 1/4), capped at the smoothed RTT"`
-	Adaptive    bool          `yaml:"adaptive_reo_wnd" json:"adaptive_reo_wnd" default:"false" doc:"scale the window by reo_wnd_mult after duplicate deliveries, as RFC 8985 section 6.2 does"`
-	PTOSRTTs    float64       `yaml:"pto_srtts" json:"pto_srtts" default:"2" gt:"0" max:"1000" doc:"tail loss probe timeout, in smoothed RTTs"`
-	MaxACKDelay time.Duration `yaml:"max_ack_delay" json:"max_ack_delay_ns" default:"0s" doc:"added to the probe timeout when a subflow has one packet outstanding (receivers here acknowledge every packet at once)"`
-	NoTLP       bool          `yaml:"no_tlp" json:"no_tlp" default:"false" doc:"disable tail loss probes (RACK alone; ablation)"`
+	ReoWnd           time.Duration `yaml:"reo_wnd" json:"reo_wnd_ns" default:"auto" zero:"auto" doc:"reordering window: a packet is lost once one of its subflow sent later was delivered and RACK.rtt plus this has passed since it was sent; a fixed value turns off the rules of auto; auto is RFC 8985's: reo_wnd_frac of the windowed minimum RTT, times the DSACK multiplier, capped at the smoothed RTT, and 0 while no reordering has been seen and the subflow is in recovery or has 3 packets acknowledged above a hole"`
+	ReoWndFrac       float64       `yaml:"reo_wnd_frac" json:"reo_wnd_frac" default:"0.25" gt:"0" max:"16" doc:"the automatic reordering window as a fraction of the minimum RTT (RFC 8985: 1/4)"`
+	Adaptive         bool          `yaml:"adaptive_reo_wnd" json:"adaptive_reo_wnd" default:"true" doc:"adapt the automatic window to duplicate deliveries (DSACKs), RFC 8985 6.2 step 4: the multiplier grows by one in each round trip that sees one, and returns to 1 after 16 recoveries without"`
+	AssumeReordering bool          `yaml:"assume_reordering" json:"assume_reordering" default:"false" doc:"start each flow as if reordering had been seen, so the automatic window never falls to 0 (RFC 8985 zeroes it until a packet is delivered out of order within its subflow)"`
+	MinRTTWindow     time.Duration `yaml:"min_rtt_window" json:"min_rtt_window_ns" default:"1000rtt" rtt:"ok" min:"1us" doc:"span of the windowed minimum RTT the window is a fraction of (RFC 8985 6.2 asks for one that follows a move to longer paths; Linux keeps 5 minutes, a flow's whole life at datacenter RTTs)"`
+	PTOSRTTs         float64       `yaml:"pto_srtts" json:"pto_srtts" default:"2" gt:"0" max:"1000" doc:"tail loss probe timeout, in smoothed RTTs (RFC 8985: 2), never later than the retransmission timer"`
+	MaxACKDelay      time.Duration `yaml:"max_ack_delay" json:"max_ack_delay_ns" default:"0s" doc:"added to the probe timeout when a subflow has one packet outstanding (RFC 8985's WCDelAckT; receivers here acknowledge every packet at once)"`
+	NoTLP            bool          `yaml:"no_tlp" json:"no_tlp" default:"false" doc:"disable tail loss probes (RACK alone; ablation)"`
 }
 
 // PSNPathParams configure PSN-PATH, and the gapnack baseline, which runs

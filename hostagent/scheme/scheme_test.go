@@ -113,6 +113,7 @@ type fakeEnv struct {
 	rng      *rand.Rand
 	probes   []transport.OutstandingPacket // reuses the struct: PSN, EV, Copies = probe type
 	reroutes []string
+	acked    map[uint32]bool
 }
 
 func (e *fakeEnv) Now() clock.Time                             { return e.now }
@@ -122,6 +123,7 @@ func (e *fakeEnv) SRTT() time.Duration                         { return 10 * tim
 func (e *fakeEnv) RTO() time.Duration                          { return time.Millisecond }
 func (e *fakeEnv) NextPSN() uint32                             { return e.next }
 func (e *fakeEnv) DeclareLost(uint32, transport.Cause) bool    { return false }
+func (e *fakeEnv) Acked(psn uint32) bool                       { return e.acked[psn] }
 func (e *fakeEnv) Outstanding() iter.Seq[transport.OutstandingPacket] {
 	return func(func(transport.OutstandingPacket) bool) {}
 }

@@ -120,3 +120,63 @@ func TestProbesAreLowPriority(t *testing.T) {
 		t.Fatal("the ACK let no DATA go")
 	})
 }
+
+// ackingScheme records what an AckObserver hears, and its flow's env.
+type ackingScheme struct {
+	fixedScheme
+	rec *ackRecord
+}
+
+type ackRecord struct {
+	env   transport.SenderEnv
+	acked []transport.AckedPacket
+}
+
+func (s ackingScheme) NewSender(env transport.SenderEnv) transport.SenderScheme {
+	s.rec.env = env
+	return ackingSender{rec: s.rec}
+}
+
+type ackingSender struct {
+	fixedSender
+	rec *ackRecord
+}
+
+func (s ackingSender) OnAcked(a transport.AckedPacket) { s.rec.acked = append(s.rec.acked, a) }
+
+// TestAckObserver: a scheme that observes acknowledgments hears of every
+// PSN once, as it becomes acknowledged: the one an ACK answers with the
+// exact send time of the copy it echoes, the ones its selective part
+// covers with their latest copy's; Acked agrees.
+func TestAckObserver(t *testing.T) {
+	rec := &ackRecord{}
+	clk := clock.NewVirtual()
+	conn := &wireConn{addr: netip.MustParseAddr("192.0.2.1")}
+	ep, err := transport.NewEndpoint(transport.Config{Scheme: ackingScheme{rec: rec}, MinRTO: time.Second, InitialRTO: time.Second}, clk, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := ep.OpenFlow(peer)
+	_, _ = f.Send(4 * 1400)
+	clk.RunFor(time.Microsecond)
+	pk := []*wire.Packet{parse(t, conn.sent[0]), parse(t, conn.sent[1]), parse(t, conn.sent[2]), parse(t, conn.sent[3])}
+	ack := func(p *wire.Packet, cum uint32, sack uint64) {
+		clk.RunFor(10 * time.Microsecond)
+		ep.HandleDatagram(netio.Datagram{Peer: peer, EV: 7, Payload: marshal(t, &wire.Packet{
+			Header: wire.Header{Type: wire.TypeACK, EV: 7, Flow: f.ID(), PSN: p.PSN, TSEcr: p.TSVal}, CumAck: cum, SACK: sack,
+		})})
+	}
+	ack(pk[3], pk[0].PSN, 0b010) // answers PSN 3, selectively acknowledges PSN 1 (bit 1: 3-1-1)
+	ack(pk[1], pk[0].PSN, 0)     // PSN 1 again: no news
+	if len(rec.acked) != 2 || rec.acked[0].PSN != pk[3].PSN || !rec.acked[0].Echoed || rec.acked[0].SentAt != clock.Time(pk[3].TSVal) ||
+		rec.acked[1].PSN != pk[1].PSN || rec.acked[1].Echoed || rec.acked[1].Copies != 1 {
+		t.Fatalf("heard %+v", rec.acked)
+	}
+	if !rec.env.Acked(pk[1].PSN) || rec.env.Acked(pk[0].PSN) || rec.env.Acked(pk[2].PSN) || rec.env.Acked(pk[3].PSN+1) {
+		t.Error("Acked disagrees with the ACKs")
+	}
+	ack(pk[2], pk[3].PSN+1, 0) // cumulative: 0 and 2 are news
+	if len(rec.acked) != 4 || !rec.env.Acked(pk[0].PSN) {
+		t.Errorf("after the cumulative ACK: heard %+v", rec.acked)
+	}
+}

@@ -32,9 +32,13 @@ const (
 	CauseNACK                // the receiver proved it missing
 	CauseRTO                 // the retransmission timer expired
 	CauseScheme              // the scheme declared it lost (e.g. RACK)
+	CauseTLP                 // resent as a tail loss probe (RFC 8985 section 7), lost or not
 )
 
-var causeNames = [...]string{"new", "nack", "rto", "scheme"}
+// Causes lists every cause, in order.
+var Causes = []Cause{CauseNew, CauseNACK, CauseRTO, CauseScheme, CauseTLP}
+
+var causeNames = [...]string{"new", "nack", "rto", "scheme", "tlp"}
 
 func (c Cause) String() string {
 	if int(c) < len(causeNames) {
@@ -65,6 +69,27 @@ type Feedback struct {
 	CE  bool          // the copy arrived CE-marked
 	Dup bool          // the receiver already had this PSN
 	At  clock.Time
+}
+
+// AckedPacket is a PSN an ACK newly acknowledged: the PSN it answers, or
+// one its cumulative or selective part covered.
+type AckedPacket struct {
+	PSN uint32
+	// SentAt is when the delivered copy left: exact for the PSN the ACK
+	// answers (Echoed: its timestamp names the copy), else the latest
+	// copy's time, which is ambiguous when Copies > 1.
+	SentAt clock.Time
+	Copies int
+	Echoed bool
+	At     clock.Time
+}
+
+// AckObserver is implemented by sender schemes that must hear of every PSN
+// as it becomes acknowledged, however the sender learned it (RACK: RFC
+// 8985 6.2 looks at every segment newly acknowledged, cumulatively or
+// selectively). The engine calls OnAcked after OnFeedback, once per PSN.
+type AckObserver interface {
+	OnAcked(a AckedPacket)
 }
 
 // NACKInfo is one PSN of a received NACK and what the engine made of it.
@@ -142,6 +167,9 @@ type SenderEnv interface {
 	NoteReroute(subflow int, from, to uint16, reason string)
 	// Outstanding lists unacknowledged, not-lost packets, oldest copy first.
 	Outstanding() iter.Seq[OutstandingPacket]
+	// Acked reports whether psn, sent already, has been acknowledged
+	// (cumulatively or selectively); PSNs not yet sent are not.
+	Acked(psn uint32) bool
 }
 
 // ReceiverScheme is a flow's receiving-side policy.

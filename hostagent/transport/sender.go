@@ -37,7 +37,8 @@ type sender struct {
 	id     uint32
 	peer   netip.Addr
 	scheme SenderScheme
-	mapper PathMapper // the scheme, if it maps PSNs to paths
+	mapper PathMapper  // the scheme, if it maps PSNs to paths
+	acks   AckObserver // the scheme, if it hears of every acknowledged PSN
 	sfBits uint8
 	rng    *rand.Rand
 
@@ -105,6 +106,7 @@ func newSender(ep *Endpoint, id uint32, peer netip.Addr) *sender {
 	s.scheme = ep.cfg.Scheme.NewSender(s)
 	s.sfBits = s.scheme.SubflowBits()
 	s.mapper, _ = s.scheme.(PathMapper)
+	s.acks, _ = s.scheme.(AckObserver)
 	return s
 }
 
@@ -368,6 +370,14 @@ func (s *sender) DeclareLost(psn uint32, cause Cause) bool {
 }
 
 func (s *sender) NoteReroute(subflow int, from, to uint16, reason string) { s.reroutes++ }
+
+func (s *sender) Acked(psn uint32) bool {
+	if wire.SeqLess(psn, s.ring.base) {
+		return true // released: acknowledged with every PSN before it
+	}
+	p := s.ring.get(psn)
+	return p != nil && p.acked
+}
 
 func (s *sender) Outstanding() iter.Seq[OutstandingPacket] {
 	return func(yield func(OutstandingPacket) bool) {

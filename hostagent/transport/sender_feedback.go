@@ -26,7 +26,7 @@ func (s *sender) onACK(pk *wire.Packet) {
 				p.msg.rec.RetxSpurious++
 			}
 			s.scheme.OnFeedback(Feedback{PSN: pk.PSN, EV: pk.EV, RTT: rtt, CE: pk.Flags&wire.FlagECE != 0, Dup: dup, At: now})
-			newly += s.ack(p, now)
+			newly += s.ackEchoed(p, now, now.Add(-rtt))
 		} else {
 			s.ep.stats.StaleACKs++
 			if d := s.ring.base - pk.PSN; d > 0 && d <= 1<<30 {
@@ -59,16 +59,34 @@ func (s *sender) onACK(pk *wire.Packet) {
 	s.pump()
 }
 
-// ack marks p acknowledged and reports 1 if that is news.
+// ack marks p acknowledged, as an ACK's cumulative or selective part
+// does, and reports 1 if that is news.
 func (s *sender) ack(p *txPacket, now clock.Time) int {
 	if p == nil || p.acked || p.copies == 0 {
 		return 0
 	}
+	return s.acked(p, now, AckedPacket{PSN: p.psn, SentAt: p.last, Copies: p.copies, At: now})
+}
+
+// ackEchoed marks p acknowledged by the ACK that answers it, whose echo
+// says its copy of sentAt was delivered, and reports 1 if that is news.
+func (s *sender) ackEchoed(p *txPacket, now, sentAt clock.Time) int {
+	if p == nil || p.acked || p.copies == 0 {
+		return 0
+	}
+	return s.acked(p, now, AckedPacket{PSN: p.psn, SentAt: sentAt, Copies: p.copies, Echoed: true, At: now})
+}
+
+// acked records that p, unacknowledged until now, is acknowledged.
+func (s *sender) acked(p *txPacket, now clock.Time, a AckedPacket) int {
 	p.acked = true
 	s.list.remove(p)
 	if p.inflight {
 		p.inflight = false
 		s.inflight -= p.n
+	}
+	if s.acks != nil {
+		s.acks.OnAcked(a)
 	}
 	m := p.msg
 	m.acked++

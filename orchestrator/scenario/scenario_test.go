@@ -103,7 +103,7 @@ func TestBlockDefaults(t *testing.T) {
 		c := mustParse(t, minimal+"transport: "+string(tr)+"\n", nil).Cells[0].Config
 		got := map[Transport]any{RSSRACK: c.RACK, PLB: c.PLB, REPS: c.REPS}[tr]
 		want := map[Transport]any{
-			RSSRACK: &RACKParams{ReoWnd: 0, ReoWndFrac: 0.25, PTOSRTTs: 2},
+			RSSRACK: &RACKParams{ReoWnd: 0, ReoWndFrac: 0.25, Adaptive: true, MinRTTWindow: 1000 * c.BaseRTT, PTOSRTTs: 2},
 			PLB:     &PLBParams{ECNThreshold: 0.05, Rounds: 1},
 			REPS:    &REPSParams{Buffer: 16},
 		}[tr]

@@ -118,7 +118,7 @@ func printSent(w io.Writer, from, schemeName string, e *control.Sent) {
 			delays = append(delays, l.DelayNs)
 		}
 		var causes []string
-		for c := transport.CauseNew; c <= transport.CauseScheme; c++ {
+		for _, c := range transport.Causes {
 			if byCause[c] > 0 {
 				causes = append(causes, fmt.Sprintf("%s %d", c, byCause[c]))
 			}
