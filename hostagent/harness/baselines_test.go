@@ -10,6 +10,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
+	"github.com/ftlab/ftlab/internal/params"
 )
 
 // Tests of rss+rack, psnpath (and its gapnack baseline), reps and plb.
@@ -570,4 +571,86 @@ func TestPLBMovesOffMarkingPath(t *testing.T) {
 // onPathsCorrupt sets every path's corruption probability.
 func onPathsCorrupt(n *sim.Network, p float64) {
 	onPaths(n, func(c *sim.LinkConfig) { c.Loss.Corruption = p })
+}
+
+// ftlabRTT is the base RTT of a k=4 fat tree of ftlab at 100 Mbit/s
+// (docs/scenarios.md): the unit of the RTT-relative defaults in
+// TestDTSwitchReactsWithinARun.
+const ftlabRTT = 2566080 * time.Nanosecond
+
+// TestDTSwitchReactsWithinARun puts PSN-PATH in the regime ftlab runs it
+// in: 100 Mbit/s links and a 2.6 ms RTT (21 full-size packets per RTT), one
+// flow paced at a quarter of the line rate, as when four messages share a
+// host's link, so each of the 4 paths gets about 1.3 ACKs per 2-RTT
+// interval. The path the flow's first packet took fails, or starts losing
+// 20% of its packets, a quarter of the way into a 2 MiB message or from
+// the start of a 256 KiB one (16 intervals long). DT-Switch must take the
+// traffic off it within a few intervals of the degradation: a failed path
+// is silent after an interval and two SRTTs; at 20% loss the first loss
+// comes after about 5 of its packets (4 intervals) and decides the path at
+// once. The settings before this change (beta 10, thresholds 0.95 and 0.8,
+// 32 samples, no early judgement, one trial at a time) are run for
+// comparison: they need 32 samples, 25 intervals of a path's ACKs here.
+func TestDTSwitchReactsWithinARun(t *testing.T) {
+	env := params.Env{RTT: ftlabRTT}
+	interval := 2 * ftlabRTT
+	old := map[string]string{"beta": "10", "explore_threshold": "0.95", "remove_threshold": "0.8", "min_samples": "32"}
+	fail := func(_ *sim.Network, l *sim.Link, at clock.Time) { l.Fail(at, 0) }
+	lossy := func(n *sim.Network, l *sim.Link, at clock.Time) {
+		n.Clock().At(at, func() { setLink(l, func(c *sim.LinkConfig) { c.Loss.Corruption = 0.2 }) })
+	}
+	for _, c := range []struct {
+		name    string
+		size    int
+		late    bool // degrade a quarter of the way in (else from the first packet)
+		degrade func(n *sim.Network, l *sim.Link, at clock.Time)
+		within  float64 // intervals from the degradation to the last DATA packet on the path
+	}{
+		{"2MiB, failure", 2 << 20, true, fail, 4},
+		{"2MiB, 20% loss", 2 << 20, true, lossy, 10},
+		{"256KiB, 20% loss", 256 << 10, false, lossy, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, variant := range []map[string]string{nil, old} {
+				p := scheme.MustDefaults("psnpath", env)
+				for k, v := range variant {
+					if err := scheme.SetParam(p, "psnpath", k, v, env); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s, err := scheme.New("psnpath", p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var degradeAt clock.Time
+				if c.late {
+					degradeAt = clock.Time(float64(c.size) * 8 / 25e6 * float64(time.Second) / 4)
+				}
+				tr := &tracker{onTarget: func(n *sim.Network, l *sim.Link) { c.degrade(n, l, max(degradeAt, n.Clock().Now())) }}
+				sc := Scenario{
+					Net: sim.Config{Seed: 1, Hosts: 2, Paths: 8, MTU: 1500,
+						Host: sim.LinkConfig{Rate: 100e6, Buffer: 256 << 10},
+						Path: sim.LinkConfig{Rate: 100e6, Delay: 1100 * time.Microsecond, Buffer: 256 << 10}},
+					Transport: transport.Config{Scheme: s, Rate: 25e6, BaseRTT: ftlabRTT},
+					Setup:     tr.install,
+					Messages:  []Message{{From: 0, To: 1, Size: c.size}},
+					Limit:     60 * time.Second,
+				}
+				res := runChecked(t, sc)
+				var last clock.Time
+				for _, a := range tr.seen {
+					if a.path == tr.target && a.at > last {
+						last = a.at
+					}
+				}
+				after := float64(last-degradeAt) / float64(interval)
+				tot := res.Totals()
+				t.Logf("%v: FCT %v (%.0f intervals), last DATA on the degraded path %.1f intervals after it degraded, path changes %d, losses %v, RTOs %d",
+					variant, time.Duration(res.Sent[0].FCTNs), float64(res.Sent[0].FCTNs)/float64(interval), after, tot.Reroutes, lossCauses(res), tot.RTOs)
+				if variant == nil && after > c.within {
+					t.Errorf("defaults: the degraded path carried DATA %.1f intervals after it degraded, want at most %v", after, c.within)
+				}
+			}
+		})
+	}
 }

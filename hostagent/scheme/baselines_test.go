@@ -32,8 +32,8 @@ func TestRegistryBaselines(t *testing.T) {
 		}},
 		{"psnpath", nil, func(s transport.Scheme) bool {
 			c := s.(psnpathScheme).cfg
-			return c.Paths == 4 && c.Beta == 10 && c.Interval == 2*testEnv.RTT && c.Explore == 0.95 && c.Remove == 0.8 &&
-				c.MinSamples == 32 && c.BitmapBits == 512 && c.MaxWalk == 1 && c.BaseEV < 0
+			return c.Paths == 4 && c.Beta == 4 && c.Interval == 2*testEnv.RTT && c.Explore == 0.75 && c.Remove == 0.5 &&
+				c.MinSamples == 16 && c.BitmapBits == 512 && c.MaxWalk == 1 && c.BaseEV < 0
 		}},
 		{"psnpath", map[string]string{"k": "8", "base_ev": "0", "beta": "2.5", "interval": "50us", "explore_threshold": "0.9", "remove_threshold": "0.5",
 			"min_samples": "10", "bitmap_bits": "1024", "max_walk": "-1", "no_path_manager": "true", "no_fpsn": "true", "keep_path_on_rto": "true"},
@@ -252,22 +252,22 @@ func TestPSNPathSender(t *testing.T) {
 	}
 	// All healthy: a path is added back on trial ...
 	interval(-1, 0, 0)
-	if !s.slots[2].active || s.trial == nil || !s.trial.add || s.slots[2].ev == 102 {
-		t.Fatalf("no add trial: %+v", s.trial)
+	if !s.slots[2].active || s.slots[2].trial == nil || !s.slots[2].trial.add || s.slots[2].ev == 102 {
+		t.Fatalf("no add trial: %+v", s.slots[2].trial)
 	}
 	// ... and rolled back when it does no better than Explore.
 	interval(2, 9, 1) // q = (9-4)/10 = 0.5
-	if s.slots[2].active || s.trial != nil {
-		t.Fatalf("add trial not rolled back: %+v", s.trial)
+	if s.slots[2].active || s.trials != 0 {
+		t.Fatalf("add trial not rolled back: %+v", s.slots[2].trial)
 	}
 	// Path 0 mildly lossy (q = 0.5): explored; the candidate is worse
 	// (q = 0.4), so the old EV comes back.
 	interval(0, 9, 1)
-	if s.slots[0].ev == 100 || s.trial == nil || s.trial.oldEV != 100 {
-		t.Fatalf("no exploration: %+v", s.trial)
+	if s.slots[0].ev == 100 || s.slots[0].trial == nil || s.slots[0].trial.oldEV != 100 {
+		t.Fatalf("no exploration: %+v", s.slots[0].trial)
 	}
 	interval(0, 12, 2) // (12-8)/14
-	if s.slots[0].ev != 100 || s.trial != nil {
+	if s.slots[0].ev != 100 || s.slots[0].trial != nil {
 		t.Errorf("worse candidate kept: EV %d", s.slots[0].ev)
 	}
 	// Explored again later, and this time the candidate is better: kept.
@@ -275,11 +275,11 @@ func TestPSNPathSender(t *testing.T) {
 	interval(-1, 0, 0)
 	interval(0, 9, 1)
 	cand := s.slots[0].ev
-	if cand == 100 || s.trial == nil {
+	if cand == 100 || s.slots[0].trial == nil {
 		t.Fatalf("no second exploration")
 	}
 	interval(0, 10, 0)
-	if s.slots[0].ev != cand || s.trial != nil {
+	if s.slots[0].ev != cand || s.slots[0].trial != nil {
 		t.Errorf("better candidate not kept")
 	}
 	// Retransmissions go on the best path; an RTO replaces the path that

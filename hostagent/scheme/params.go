@@ -66,13 +66,25 @@ type RACKParams struct {
 // PSNPathParams configure PSN-PATH, and the gapnack baseline, which runs
 // PSN-PATH's sender and path manager with a global-gap NACK receiver
 // (max_walk and no_fpsn do not apply to it).
+//
+// DT-Switch judges a path by its score (PathScore): (acks - beta x
+// losses) / (acks + losses) over at least min_samples of them, which is
+// 1 - (1 + beta) x the path's loss rate, so a threshold t catches loss
+// rates above (1 - t) / (1 + beta) (LossRateAt). The defaults explore a
+// path losing more than 5% and remove one losing more than 10% (or
+// silent); min_samples 16 puts one loss between the two thresholds and two
+// beyond the second, and a path collects 16 samples within a few intervals
+// at the rates ftlab runs (a k=4 fat tree's base RTT holds 7 to 21
+// full-size packets, 2 to 5 per path of a lone flow). A path is judged as
+// soon as its losses decide it, so a lossy path is caught when its losses
+// come, not when its samples add up.
 type PSNPathParams struct {
 	Paths         int           `yaml:"k" json:"k" default:"4" min:"1" max:"31" doc:"logical paths; PSN p goes on path p mod k (the paper recommends 4)"`
-	Beta          float64       `yaml:"beta" json:"beta" default:"10" min:"0" doc:"loss penalty of a path's score, (acks - beta x losses) / (acks + losses) over the path's samples"`
-	Explore       float64       `yaml:"explore_threshold" json:"explore_threshold" default:"0.95" min:"-1000" max:"2" doc:"a path scoring below this has its entropy replaced by a candidate on trial (DT-Switch's first threshold); scores lie from -beta to 1, so above 1 explores at every evaluation (a stress setting)"`
-	Remove        float64       `yaml:"remove_threshold" json:"remove_threshold" default:"0.8" min:"-1000" max:"2" doc:"a path scoring below this leaves the active set at once; below explore_threshold"`
-	Interval      time.Duration `yaml:"interval" json:"interval_ns" default:"2rtt" rtt:"ok" min:"1us" doc:"how often the path manager evaluates scores"`
-	MinSamples    int           `yaml:"min_samples" json:"min_samples" default:"32" min:"1" max:"1000000" doc:"ACKs and losses a path needs before it is judged, so one corruption loss does not condemn it"`
+	Beta          float64       `yaml:"beta" json:"beta" default:"4" min:"0" doc:"loss penalty of a path's score, (acks - beta x losses) / (acks + losses) over its samples: 1 - (1 + beta) x its loss rate, from -beta to 1"`
+	Explore       float64       `yaml:"explore_threshold" json:"explore_threshold" default:"0.75" min:"-1000" max:"2" doc:"a path scoring below this has its entropy replaced by a candidate on trial (DT-Switch's first threshold): loss rates above (1 - this) / (1 + beta); above 1 explores at every evaluation (a stress setting)"`
+	Remove        float64       `yaml:"remove_threshold" json:"remove_threshold" default:"0.5" min:"-1000" max:"2" doc:"a path scoring below this, or silent, leaves the active set at once (DT-Switch's second threshold): loss rates above (1 - this) / (1 + beta); below explore_threshold"`
+	Interval      time.Duration `yaml:"interval" json:"interval_ns" default:"2rtt" rtt:"ok" min:"1us" doc:"how often the path manager evaluates scores; a path is judged at the first evaluation once it has min_samples, and silent when it heard nothing for an interval and two smoothed RTTs with packets outstanding"`
+	MinSamples    int           `yaml:"min_samples" json:"min_samples" default:"16" min:"1" max:"1000000" doc:"ACKs and losses a path needs before it is judged, unless its losses already put it below explore_threshold however the rest turn out; with fewer than 1 / (the loss rate remove_threshold catches), one loss removes a path"`
 	BitmapBits    int           `yaml:"bitmap_bits" json:"bitmap_bits" default:"512" min:"64" max:"1048576" multiple:"64" doc:"receiver's per-flow tracking window, in packets"`
 	MaxWalk       int           `yaml:"max_walk" json:"max_walk" default:"1" min:"-1" max:"1000000" doc:"same-path predecessors the receiver examines per packet (1 is the paper's check; -1 walks back to the epoch's start)"`
 	BaseEV        int           `yaml:"base_ev" json:"base_ev" default:"-1" min:"-1" max:"65535" doc:"entropy of path 0 (path i uses base_ev + i); -1 draws a random base per flow"`
@@ -81,12 +93,24 @@ type PSNPathParams struct {
 	KeepPathOnRTO bool          `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep paths on their entropies when the retransmission timer expires"`
 }
 
+// PathScore is DT-Switch's score of a path with acks ACKs and losses
+// losses: (acks - beta x losses) / (acks + losses), 1 for a clean path and
+// 1 - (1 + beta) x its loss rate otherwise. The scheme judges paths by it
+// and the thresholds are documented in its terms.
+func PathScore(acks, losses int, beta float64) float64 {
+	return (float64(acks) - beta*float64(losses)) / float64(acks+losses)
+}
+
+// LossRateAt is the loss rate at which a path scores q: (1 - q) / (1 +
+// beta), the inverse of PathScore.
+func LossRateAt(q, beta float64) float64 { return (1 - q) / (1 + beta) }
+
 // Check enforces that PSN-PATH's thresholds are ordered: a path is first
 // explored, then removed.
 func (p *PSNPathParams) Check() (string, string) {
 	if p.Remove >= p.Explore {
-		return "remove_threshold", fmt.Sprintf("remove_threshold %g must be below explore_threshold %g: a degrading path is first explored, then removed",
-			p.Remove, p.Explore)
+		return "remove_threshold", fmt.Sprintf("remove_threshold %g (loss rates above %.3g%%) must be below explore_threshold %g (%.3g%%): a degrading path is first explored, then removed",
+			p.Remove, 100*LossRateAt(p.Remove, p.Beta), p.Explore, 100*LossRateAt(p.Explore, p.Beta))
 	}
 	return "", ""
 }

@@ -1,6 +1,9 @@
 package scheme
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
@@ -38,29 +41,34 @@ const (
 //     path. Retransmissions carry no mapping and trigger no check; a lost
 //     retransmission, or a path's last packets before a remap or at the
 //     end of the flow, are left to the RTO, as the paper says.
-//   - Scores. The paper's score is ACKs - beta*NACKs per interval; its
+//   - Scores. The paper's score is ACKs - beta x NACKs per path; its
 //     thresholds are not given, and raw counts depend on rate and interval
-//     length, so the score here is divided by the packets it counts:
-//     q = (ACKs - beta*losses) / (ACKs + losses), 1 for a clean path,
-//     1 - (1+beta)*loss rate for a lossy one. Losses are accepted NACKs
-//     (their trigger's EV names the path) and RTO losses on the path's EV.
-//     Counters accumulate until a path has MinSamples (default 32) of them,
-//     so a single corruption loss does not look like a bad path. A path
-//     that has heard nothing for Interval + 2*SRTT while packets were
-//     outstanding on it scores 0 (failed paths produce no NACKs: nothing
-//     arrives behind a lost packet). Only ACKs and NACKs for copies sent on
-//     the path's current EV count.
-//   - DT-Switch, evaluated at the first ACK after each Interval (default
-//     30 µs, two or three RTTs of the paper's fabric): if the worst judged
-//     path is below Remove (default 0.3: 14% loss with beta 4, or silence)
-//     it leaves the active set (not the last one); if below Explore
-//     (default 0.8: 4% loss) its EV is replaced by a random candidate on
-//     trial. When the candidate is judged, it is kept only if it scores
-//     better than the old EV did, else the old EV comes back (roll back).
-//     With paths removed and the rest healthy, a random EV is added back
-//     on trial and removed again if it scores below Explore. One trial at
-//     a time; beta defaults to 4 (a NACK costs a retransmission and the
-//     delay of a lost packet, more than an ACK is worth).
+//     length, so the score here is divided by the packets it counts
+//     (PathScore, which PSNPathParams documents with the defaults and what
+//     they mean in loss rates). Losses are accepted NACKs (their trigger's
+//     EV names the path) and RTO losses on the path's EV. Counters
+//     accumulate until a path has MinSamples of them, then it is judged at
+//     the next evaluation and they restart; a path whose losses alone put
+//     it below Explore, whatever its missing samples would say, is judged
+//     at once (so a bad path is caught at the rate its losses come, not at
+//     the rate MinSamples allows). A path that has heard nothing
+//     for Interval + 2*SRTT while packets were outstanding on it scores 0
+//     (failed paths produce no NACKs: nothing arrives behind a lost
+//     packet). Only ACKs and NACKs for copies sent on the path's current EV
+//     count.
+//   - DT-Switch, evaluated at the first ACK after each Interval: if the
+//     worst path judged since the last evaluation is below Remove it
+//     leaves the active set (not the last one); if below Explore its EV is
+//     replaced by a random candidate on trial. When the candidate is
+//     judged, it is kept only if it scores better than the old EV did,
+//     else the old EV comes back (roll back). With paths removed and the
+//     rest healthy, a random EV is added back on trial and removed again
+//     if it scores below Explore. Every path judged in an interval is
+//     acted on, worst first, each with its own trial: a few random EVs
+//     often share a physical path (k=4 paths of a k=4 fat tree's 4), and
+//     one trial at a time would leave the others on a failing link until
+//     the first trial is judged. A path is added back only when no trial
+//     runs.
 //   - Retransmissions go on the best-scoring active path.
 //   - On RTO the paths whose current EV timed out get new random EVs (as
 //     every scheme here rethinks its path on RTO; KeepPathOnRTO keeps
@@ -99,11 +107,11 @@ type ppath struct {
 	waitingSince clock.Time // when that started
 	q            float64    // last judged score
 	judged       bool       // q is meaningful
+	trial        *psnTrial  // the path is on probation
 }
 
 // psnTrial is a path on probation.
 type psnTrial struct {
-	slot      int
 	add       bool    // an added path (else a replaced EV)
 	oldEV     uint16  // replaced: the EV to roll back to
 	oldQ      float64 // replaced: the score to beat
@@ -119,7 +127,7 @@ type psnpathSender struct {
 	fpsn  uint32 // current epoch's first PSN
 
 	deadline clock.Time
-	trial    *psnTrial
+	trials   int // slots on probation
 	h        history
 }
 
@@ -244,9 +252,7 @@ func (s *psnpathSender) OnRTO(lost []transport.LostPacket) {
 		return
 	}
 	for _, i := range timedOut {
-		if s.trial != nil && s.trial.slot == i {
-			s.trial = nil // the candidate timed out: it is not kept either way
-		}
+		s.endTrial(i) // a candidate that timed out is not kept either way
 		s.setEV(i, s.randomEV(), "rto")
 		s.resetCounts(i)
 	}
@@ -284,14 +290,21 @@ func (s *psnpathSender) resetCounts(i int) {
 	sl.acks, sl.losses, sl.waiting, sl.judged = 0, 0, false, false
 }
 
-// judge scores slot i if it has enough evidence; it reports whether it did.
+// judge scores slot i if it has enough evidence; it reports whether it
+// did. That is MinSamples ACKs and losses, or fewer when the losses alone
+// already put the path below Explore: even if every sample still missing
+// were an ACK it would score q, which is what it gets.
 func (s *psnpathSender) judge(i int, now clock.Time) bool {
 	sl := &s.slots[i]
-	if n := sl.acks + sl.losses; n >= s.cfg.MinSamples {
-		sl.q = (float64(sl.acks) - s.cfg.Beta*float64(sl.losses)) / float64(n)
-	} else if sl.waiting && now.Sub(sl.waitingSince) >= s.cfg.Interval+psnSilenceSRTTs*s.env.SRTT() {
+	best := PathScore(max(s.cfg.MinSamples-sl.losses, sl.acks), sl.losses, s.cfg.Beta)
+	switch n := sl.acks + sl.losses; {
+	case n >= s.cfg.MinSamples:
+		sl.q = PathScore(sl.acks, sl.losses, s.cfg.Beta)
+	case sl.losses > 0 && best < s.cfg.Explore:
+		sl.q = best
+	case sl.waiting && now.Sub(sl.waitingSince) >= s.cfg.Interval+psnSilenceSRTTs*s.env.SRTT():
 		sl.q = 0 // silent: as bad as a path gets without NACKs
-	} else {
+	default:
 		return false
 	}
 	sl.acks, sl.losses, sl.judged = 0, 0, true
@@ -301,7 +314,36 @@ func (s *psnpathSender) judge(i int, now clock.Time) bool {
 	return true
 }
 
-// manage is DT-Switch, once per interval.
+// startTrial puts slot i on probation.
+func (s *psnpathSender) startTrial(i int, t *psnTrial) {
+	if s.slots[i].trial == nil {
+		s.trials++
+	}
+	s.slots[i].trial = t
+}
+
+// endTrial ends slot i's probation, if it is on it.
+func (s *psnpathSender) endTrial(i int) {
+	if s.slots[i].trial != nil {
+		s.slots[i].trial = nil
+		s.trials--
+	}
+}
+
+// deactivate takes slot i out of the active set.
+func (s *psnpathSender) deactivate(i int, now clock.Time, reason string) {
+	sl := &s.slots[i]
+	sl.active = false
+	s.h.change(i, now, sl.ev, reason)
+	s.env.NoteReroute(i, sl.ev, sl.ev, reason)
+}
+
+// manage is DT-Switch, once per interval: trials are decided, then every
+// settled path judged since the last evaluation is removed (below Remove,
+// while another settled path remains) or explored (below Explore), worst
+// first; each path has its own trial, so paths that share a bad link are
+// handled together. With every judged path healthy and no trial running,
+// a removed path is added back on trial.
 func (s *psnpathSender) manage(now clock.Time) {
 	s.deadline = now.Add(s.cfg.Interval)
 	fresh := make([]bool, len(s.slots))
@@ -312,62 +354,64 @@ func (s *psnpathSender) manage(now clock.Time) {
 		return
 	}
 	changed := false
-	touched := -1 // the slot a trial decision just changed: not judged again now
-	if t := s.trial; t != nil {
-		touched = t.slot
-		t.intervals++
-		sl := &s.slots[t.slot]
-		switch {
-		case fresh[t.slot] && t.add && sl.q < s.cfg.Explore:
-			sl.active = false
-			s.h.change(t.slot, now, sl.ev, "rollback")
-			s.env.NoteReroute(t.slot, sl.ev, sl.ev, "rollback")
-			s.trial, changed = nil, true
-		case fresh[t.slot] && !t.add && sl.q <= t.oldQ:
-			q := t.oldQ
-			s.setEV(t.slot, t.oldEV, "rollback")
-			s.resetCounts(t.slot)
-			sl.q, sl.judged = q, true
-			s.trial, changed = nil, true
-		case fresh[t.slot] || t.intervals >= psnTrialMaxIntervals:
-			s.trial = nil // kept
-		}
-	}
-	// The worst freshly judged path, not on trial. A path on trial does
-	// not count as one to fall back on.
-	worst, active, settled := -1, 0, 0
+	var judged []int // settled paths judged now
 	for _, i := range s.order {
 		sl := &s.slots[i]
-		if !sl.active {
+		t := sl.trial
+		if t == nil {
+			if fresh[i] {
+				judged = append(judged, i)
+			}
 			continue
 		}
-		active++
-		if s.trial == nil || s.trial.slot != i {
-			settled++
-		}
-		if fresh[i] && i != touched && (s.trial == nil || s.trial.slot != i) && (worst < 0 || sl.q < s.slots[worst].q) {
-			worst = i
+		t.intervals++
+		switch {
+		case fresh[i] && t.add && sl.q < s.cfg.Explore:
+			s.endTrial(i)
+			s.deactivate(i, now, "rollback")
+			changed = true
+		case fresh[i] && !t.add && sl.q <= t.oldQ:
+			q := t.oldQ
+			s.endTrial(i)
+			s.setEV(i, t.oldEV, "rollback")
+			s.resetCounts(i)
+			sl.q, sl.judged = q, true
+			changed = true
+		case fresh[i] || t.intervals >= psnTrialMaxIntervals:
+			s.endTrial(i) // kept
 		}
 	}
-	switch {
-	case worst >= 0 && s.slots[worst].q < s.cfg.Remove && settled > 1:
-		sl := &s.slots[worst]
-		sl.active = false
-		s.h.change(worst, now, sl.ev, "remove")
-		s.env.NoteReroute(worst, sl.ev, sl.ev, "remove")
-		changed = true
-	case worst >= 0 && s.slots[worst].q < s.cfg.Explore && s.trial == nil:
-		t := &psnTrial{slot: worst, oldEV: s.slots[worst].ev, oldQ: s.slots[worst].q}
-		s.setEV(worst, s.randomEV(), "explore")
-		s.resetCounts(worst)
-		s.trial, changed = t, true
-	case s.trial == nil && !changed && active < len(s.slots) && (worst < 0 || s.slots[worst].q >= s.cfg.Explore):
+	slices.SortStableFunc(judged, func(a, b int) int { return cmp.Compare(s.slots[a].q, s.slots[b].q) })
+	settled := 0
+	for _, i := range s.order {
+		if s.slots[i].active && s.slots[i].trial == nil {
+			settled++
+		}
+	}
+	healthy := true
+	for _, i := range judged {
+		switch q := s.slots[i].q; {
+		case q < s.cfg.Remove && settled > 1:
+			s.deactivate(i, now, "remove")
+			settled--
+			changed = true
+		case q < s.cfg.Explore:
+			s.startTrial(i, &psnTrial{oldEV: s.slots[i].ev, oldQ: q})
+			s.setEV(i, s.randomEV(), "explore")
+			s.resetCounts(i)
+			settled--
+			changed = true
+		}
+		healthy = healthy && s.slots[i].q >= s.cfg.Explore
+	}
+	if !changed && healthy && s.trials == 0 && len(s.order) < len(s.slots) {
 		for i := range s.slots {
 			if !s.slots[i].active {
 				s.slots[i].active = true
 				s.setEV(i, s.randomEV(), "add")
 				s.resetCounts(i)
-				s.trial, changed = &psnTrial{slot: i, add: true}, true
+				s.startTrial(i, &psnTrial{add: true})
+				changed = true
 				break
 			}
 		}
@@ -378,11 +422,12 @@ func (s *psnpathSender) manage(now clock.Time) {
 }
 
 // StateBytes: per slot its EV (2 B), ACK and loss counts (2 B each), the
-// last score (1 B, fixed point), the silence start (4 B) and an active bit;
-// per flow FPSN (4 B), the active count and the trial's slot (1 B each),
-// the trial's old EV and score (3 B), the deadline (4 B).
+// last score (1 B, fixed point), the silence start (4 B), its trial's old
+// EV and score and interval count (4 B) and the active and trial bits; per
+// flow FPSN (4 B), the active and trial counts (1 B each), the deadline
+// (4 B).
 func (s *psnpathSender) StateBytes() int {
-	return len(s.slots)*(2+2+2+1+4) + (len(s.slots)+7)/8 + 4 + 1 + 1 + 3 + 4
+	return len(s.slots)*(2+2+2+1+4+4) + (2*len(s.slots)+7)/8 + 4 + 1 + 1 + 4
 }
 
 func (s *psnpathSender) Close()                              {}

@@ -76,7 +76,7 @@ func TestErrors(t *testing.T) {
 				`s.yaml:4:26: rss.metric: unknown metric "rtt" (valid: mean-rtt, max-rtt, ecn-fraction)`,
 				`s.yaml:5:21: pfld.bitmap_bits: 96 is not a multiple of 64; bitmap_bits must be one`,
 				`s.yaml:5:35: pfld.periodic: expected a whole number, found "never"; or "off"`,
-				`s.yaml:6:29: psnpath.remove_threshold: remove_threshold 0.99 must be below explore_threshold 0.95: a degrading path is first explored, then removed`,
+				`s.yaml:6:29: psnpath.remove_threshold: remove_threshold 0.99 (loss rates above 0.2%) must be below explore_threshold 0.75 (5%): a degrading path is first explored, then removed`,
 			},
 		},
 		{
