@@ -401,6 +401,49 @@ func TestPLB(t *testing.T) {
 	}
 }
 
+// TestPLBOwnRules: PLB's idle repath (after idle_rounds congested rounds,
+// as soon as nothing is in flight, before rounds forces a move) and its
+// suspension of moves on congestion after a move on RTO.
+func TestPLBOwnRules(t *testing.T) {
+	env := newEnv()
+	env.out = []transport.OutstandingPacket{{PSN: 1}}
+	s := plbScheme{PLBParams{ECNThreshold: 0.5, Rounds: 12, IdleRounds: 3, SuspendAfterRTO: time.Millisecond}}.NewSender(env).(*plbSender)
+	round := func(ce bool) {
+		end := s.roundEnd
+		env.next += 4
+		for i := uint32(0); i < 4; i++ {
+			s.OnFeedback(transport.Feedback{PSN: end + i, EV: s.ev, CE: ce, At: env.now})
+		}
+	}
+	ev0 := s.ev
+	for range 5 {
+		round(true)
+	}
+	if s.ev != ev0 || s.congested < 3 {
+		t.Fatalf("moved with packets in flight after %d congested rounds (idle rounds 3, rounds 12)", s.congested)
+	}
+	env.out = nil // the flow drains: the next ACK finds nothing in flight
+	s.OnFeedback(transport.Feedback{PSN: env.next, EV: s.ev, At: env.now})
+	if s.ev == ev0 || len(env.reroutes) != 1 || env.reroutes[0] != "plb-idle" {
+		t.Fatalf("no idle move: reroutes %v", env.reroutes)
+	}
+	// An RTO moves the flow and suspends moves on congestion for 1-2 ms.
+	s.OnRTO(nil)
+	ev1 := s.ev
+	env.out = []transport.OutstandingPacket{{PSN: 1}}
+	for range 12 {
+		round(true)
+	}
+	if s.ev != ev1 {
+		t.Fatal("moved on congestion while suspended after an RTO")
+	}
+	env.now += clock.Time(2 * time.Millisecond)
+	round(true)
+	if s.ev == ev1 {
+		t.Errorf("no move on congestion after the suspension: %d congested rounds", s.congested)
+	}
+}
+
 // TestRACKWindow checks the reordering window of RFC 8985 6.2 step 4 on
 // one subflow (sigma 1): min_RTT / 4 capped at SRTT once reordering has
 // been seen; 0 before that in recovery or with DupThresh PSNs acknowledged

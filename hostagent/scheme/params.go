@@ -115,11 +115,17 @@ func (p *PSNPathParams) Check() (string, string) {
 	return "", ""
 }
 
-// PLBParams configure protective load balancing.
+// PLBParams configure protective load balancing. The defaults are the
+// ones Ordered Chaos ran PLB with (V-A2, after FlowBender: ECN threshold
+// 0.05, rerouted every congestion period); PLB's own (Qureshi et al.,
+// SIGCOMM '22, as Linux ships it: tcp_plb_*) are threshold 0.5, rounds 12,
+// idle_rounds 3 and suspend_after_rto 60s.
 type PLBParams struct {
-	ECNThreshold  float64 `yaml:"threshold" json:"threshold" default:"0.05" gt:"0" max:"1" doc:"fraction of ECN-marked packets in a round trip above which the round counts as congested (FlowBender's 0.05)"`
-	Rounds        int     `yaml:"rounds" json:"rounds" default:"1" min:"1" max:"255" doc:"consecutive congested rounds after which the message moves to a new path"`
-	KeepPathOnRTO bool    `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep the entropy when the retransmission timer expires"`
+	ECNThreshold    float64       `yaml:"threshold" json:"threshold" default:"0.05" gt:"0" max:"1" doc:"fraction of ECN-marked packets in a round trip above which the round counts as congested (FlowBender's and Ordered Chaos's 0.05; PLB's own 0.5)"`
+	Rounds          int           `yaml:"rounds" json:"rounds" default:"1" min:"1" max:"255" doc:"consecutive congested rounds after which the message moves to a new path, in flight or not (1: every congestion period, as Ordered Chaos runs it; PLB's own 12)"`
+	IdleRounds      int           `yaml:"idle_rounds" json:"idle_rounds" default:"off" zero:"off" min:"1" max:"255" doc:"consecutive congested rounds after which the message moves as soon as nothing is in flight, so the move reorders nothing (PLB's preferred repath; its own 3); at most rounds to matter"`
+	SuspendAfterRTO time.Duration `yaml:"suspend_after_rto" json:"suspend_after_rto_ns" default:"off" zero:"off" min:"1us" doc:"after a move on RTO, moves on congestion wait a random time between this and twice this, so flows do not pile onto a path that is failing (PLB's own 60s)"`
+	KeepPathOnRTO   bool          `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep the entropy when the retransmission timer expires"`
 }
 
 // REPSParams configure recycled entropy packet spraying.

@@ -1,6 +1,9 @@
 package scheme
 
 import (
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
@@ -19,9 +22,12 @@ import (
 //     with the first ACK of a PSN sent after the round began.
 //   - ACKs of copies sent on an earlier EV do not count: they describe the
 //     path the flow has left. A move starts a new round.
+//   - PLB's own repath rules are there as options: IdleRounds moves the
+//     flow as soon as nothing is in flight after that many congested rounds
+//     (checked at every ACK), and SuspendAfterRTO pauses moves on
+//     congestion for a random time in [S, 2S) after a move on RTO.
 //   - On RTO the flow moves to a new EV (PLB repaths on RTO, as Linux does);
-//     KeepPathOnRTO keeps it. PLB's pause of ECN-triggered moves after an
-//     RTO-triggered one is not modelled.
+//     KeepPathOnRTO keeps it.
 type plbScheme struct{ cfg PLBParams }
 
 func (plbScheme) Name() string { return "plb" }
@@ -43,6 +49,7 @@ type plbSender struct {
 	roundEnd  uint32 // the round ends with an ACK of this PSN or later
 	acks, ce  int
 	congested int
+	suspended clock.Time // no move on congestion before this
 	h         history
 }
 
@@ -60,19 +67,29 @@ func (s *plbSender) OnFeedback(f transport.Feedback) {
 	if f.CE {
 		s.ce++
 	}
-	if wire.SeqLess(f.PSN, s.roundEnd) {
-		return
+	if !wire.SeqLess(f.PSN, s.roundEnd) {
+		if float64(s.ce) > s.cfg.ECNThreshold*float64(s.acks) {
+			s.congested++
+		} else {
+			s.congested = 0
+		}
+		s.newRound()
 	}
-	if float64(s.ce) > s.cfg.ECNThreshold*float64(s.acks) {
-		s.congested++
-	} else {
-		s.congested = 0
-	}
-	if s.congested >= s.cfg.Rounds {
+	switch {
+	case f.At < s.suspended:
+	case s.congested >= s.cfg.Rounds:
 		s.repath("plb")
-		return
+	case s.cfg.IdleRounds > 0 && s.congested >= s.cfg.IdleRounds && s.idle():
+		s.repath("plb-idle")
 	}
-	s.newRound()
+}
+
+// idle reports whether nothing of the flow is in flight.
+func (s *plbSender) idle() bool {
+	for range s.env.Outstanding() {
+		return false
+	}
+	return true
 }
 
 func (s *plbSender) newRound() {
@@ -91,13 +108,17 @@ func (s *plbSender) repath(reason string) {
 }
 
 func (s *plbSender) OnRTO([]transport.LostPacket) {
-	if !s.cfg.KeepPathOnRTO {
-		s.repath("rto")
+	if s.cfg.KeepPathOnRTO {
+		return
+	}
+	s.repath("rto")
+	if d := s.cfg.SuspendAfterRTO; d > 0 {
+		s.suspended = s.env.Now().Add(d + time.Duration(s.env.Rand().Int64N(int64(d))))
 	}
 }
 
 // StateBytes: EV 2, round-end PSN 4, ACK and CE counts 2 each, congested
-// rounds 1.
-func (s *plbSender) StateBytes() int                     { return 2 + 4 + 2 + 2 + 1 }
+// rounds 1, the end of a suspension 4.
+func (s *plbSender) StateBytes() int                     { return 2 + 4 + 2 + 2 + 1 + 4 }
 func (s *plbSender) Close()                              {}
 func (s *plbSender) Subflows() []transport.SubflowRecord { return s.h.Subflows() }

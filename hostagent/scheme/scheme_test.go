@@ -114,19 +114,18 @@ type fakeEnv struct {
 	probes   []transport.OutstandingPacket // reuses the struct: PSN, EV, Copies = probe type
 	reroutes []string
 	acked    map[uint32]bool
+	out      []transport.OutstandingPacket // what Outstanding lists
 }
 
-func (e *fakeEnv) Now() clock.Time                             { return e.now }
-func (e *fakeEnv) AfterFunc(time.Duration, func()) clock.Timer { return nopTimer{} }
-func (e *fakeEnv) Rand() *rand.Rand                            { return e.rng }
-func (e *fakeEnv) SRTT() time.Duration                         { return 10 * time.Microsecond }
-func (e *fakeEnv) RTO() time.Duration                          { return time.Millisecond }
-func (e *fakeEnv) NextPSN() uint32                             { return e.next }
-func (e *fakeEnv) DeclareLost(uint32, transport.Cause) bool    { return false }
-func (e *fakeEnv) Acked(psn uint32) bool                       { return e.acked[psn] }
-func (e *fakeEnv) Outstanding() iter.Seq[transport.OutstandingPacket] {
-	return func(func(transport.OutstandingPacket) bool) {}
-}
+func (e *fakeEnv) Now() clock.Time                                    { return e.now }
+func (e *fakeEnv) AfterFunc(time.Duration, func()) clock.Timer        { return nopTimer{} }
+func (e *fakeEnv) Rand() *rand.Rand                                   { return e.rng }
+func (e *fakeEnv) SRTT() time.Duration                                { return 10 * time.Microsecond }
+func (e *fakeEnv) RTO() time.Duration                                 { return time.Millisecond }
+func (e *fakeEnv) NextPSN() uint32                                    { return e.next }
+func (e *fakeEnv) DeclareLost(uint32, transport.Cause) bool           { return false }
+func (e *fakeEnv) Acked(psn uint32) bool                              { return e.acked[psn] }
+func (e *fakeEnv) Outstanding() iter.Seq[transport.OutstandingPacket] { return slices.Values(e.out) }
 func (e *fakeEnv) SendProbe(t wire.Type, ev uint16, psn uint32) {
 	e.probes = append(e.probes, transport.OutstandingPacket{PSN: psn, EV: ev, Copies: int(t)})
 }
