@@ -11,21 +11,35 @@ import (
 	"github.com/ftlab/ftlab/switchd"
 )
 
-// TestPFLDRetransmitsExactlyTheCorruptedPackets: with corruption 1e-3 on
-// one core link (a0-0 -> c0-0), every host of pod 0 sends 16 MiB with
-// rss+pfld to a host of pod 2. That direction carries only the senders'
-// DATA packets and probes (the ACKs and NACKs come back through other
-// links), so every drop the switches count is a lost DATA copy or a lost
-// probe, and the agents' per-type packet counters say which:
+// TestRetransmissionsAgainstDrops: with corruption 1e-3 on one core link
+// (a0-0 -> c0-0), every host of pod 0 sends 16 MiB to a host of pod 2,
+// with rss+pfld and then rss+rack (RACK-TLP, Ordered Chaos's key
+// baseline). That direction carries only the senders' DATA packets and
+// probes (the ACKs and NACKs come back through other links), so every drop
+// the switches count is a lost DATA copy or a lost probe, and the agents'
+// per-type packet counters say which:
 //
-//	switch drops            = DATA lost + probes lost   (every loss was counted)
-//	sender retransmissions  = DATA lost                 (each loss resent once)
-//	spurious retransmissions = 0                        (receiver's count)
+//	switch drops             = DATA lost + probes lost   (every loss was counted)
 //
-// A lost probe causes no retransmission by itself, which is why drops and
+// rss+pfld is precise (Ordered Chaos VI: retransmissions exactly equal
+// drops, none spurious):
+//
+//	sender retransmissions   = DATA lost                 (each loss resent once)
+//	spurious retransmissions = 0                        (receivers' count)
+//
+// RACK-TLP infers losses from time and resends on a probe timeout, so it
+// may resend what arrived: every lost copy is still resent (retransmissions
+// >= DATA lost), and its spurious retransmissions are reported. A lost
+// probe causes no retransmission by itself, which is why drops and
 // retransmissions are compared through the probe count rather than
 // directly.
-func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
+func TestRetransmissionsAgainstDrops(t *testing.T) {
+	for _, scheme := range []string{"rss+pfld", "rss+rack"} {
+		t.Run(scheme, func(t *testing.T) { retransmissionsAgainstDrops(t, scheme) })
+	}
+}
+
+func retransmissionsAgainstDrops(t *testing.T, scheme string) {
 	l := newLab(t, switchd.Config{Mode: switchd.ModeLineRate, EdgePolicy: "ecmp", Seed: 5})
 	pairs := []transfer{
 		{src: "h0-0-0", dst: "h2-0-0"}, {src: "h0-0-1", dst: "h2-0-1"},
@@ -38,10 +52,11 @@ func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
 	// Unpaced (the window paces), and an RTO far above any RTT: with
 	// eight agents and the switches sharing two CPUs (and -race), RTTs
 	// reach tens of milliseconds, and a spurious RTO would retransmit
-	// packets that were not lost. This test is about PFLD's NACKs; with
-	// tail, section-end and RTX probes it needs no RTO unless a probe and
-	// the packet it speaks for are both lost.
-	as := l.startAgents(t, hosts, control.Configure{Scheme: "rss+pfld", Transport: control.Transport{
+	// packets that were not lost. This test is about the schemes' own
+	// detection (PFLD's NACKs, RACK and TLP); PFLD with tail, section-end
+	// and RTX probes needs no RTO unless a probe and the packet it speaks
+	// for are both lost.
+	as := l.startAgents(t, hosts, control.Configure{Scheme: scheme, Transport: control.Transport{
 		HostParams: transport.HostParams{Window: 128 << 10, MinRTO: time.Second, InitialRTO: time.Second},
 	}})
 	link, side, ok := l.topo.LinkBetween("a0-0", "c0-0")
@@ -90,6 +105,7 @@ func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
 	}
 	dataLost, probesLost := dataTx-dataRx, probeTx-probeRx
 	var retx, needed, nacks, rtos, spurious int
+	causes := map[transport.Cause]int{}
 	for _, tr := range out {
 		s := tr.sent.Record
 		retx += s.Retransmissions
@@ -97,12 +113,15 @@ func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
 		nacks += s.NACKsAccepted
 		rtos += s.RTOs
 		spurious += tr.recv.Record.RetxSpurious
+		for _, l := range s.Losses {
+			causes[l.Cause]++
+		}
 	}
 	for _, p := range pairs {
 		spurious += int(final[p.dst].Endpoint.SpuriousRetxLate)
 	}
-	t.Logf("switch drops %d (other drops %d); DATA lost %d, probes lost %d; retransmissions %d (needed %d, spurious at receivers %d) after %d accepted NACKs and %d RTOs",
-		drops, otherDrops, dataLost, probesLost, retx, needed, spurious, nacks, rtos)
+	t.Logf("%s: switch drops %d (other drops %d); DATA lost %d, probes lost %d; retransmissions %d (needed %d, spurious at receivers %d) by cause %v, %d accepted NACKs, %d RTOs",
+		scheme, drops, otherDrops, dataLost, probesLost, retx, needed, spurious, causes, nacks, rtos)
 	if drops == 0 {
 		t.Fatal("the corrupted link dropped nothing")
 	}
@@ -111,6 +130,12 @@ func TestPFLDRetransmitsExactlyTheCorruptedPackets(t *testing.T) {
 	}
 	if drops != dataLost+probesLost {
 		t.Errorf("switches counted %d drops, the agents lost %d DATA copies and %d probes", drops, dataLost, probesLost)
+	}
+	if scheme == "rss+rack" {
+		if probeTx != 0 || uint64(retx) < dataLost {
+			t.Errorf("rss+rack: %d probes sent, %d retransmissions for %d DATA copies lost", probeTx, retx, dataLost)
+		}
+		return
 	}
 	if uint64(retx) != dataLost || uint64(needed) != dataLost || spurious != 0 {
 		for _, tr := range out {
