@@ -1,11 +1,6 @@
 package scheme
 
 import (
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/params"
 )
@@ -65,38 +60,22 @@ var Transports = []Transport{
 		New:      func(p *Params) transport.Scheme { return plbScheme{cfg: *p.PLB} }},
 }
 
-// Names lists the transports New knows.
-func Names() []string {
-	out := make([]string, len(Transports))
-	for i, t := range Transports {
-		out[i] = t.Name
-	}
-	return out
+// registry looks transports up and checks their blocks.
+var registry = params.Registry[Transport, Params]{
+	Kind: "scheme", Prefix: "scheme", Entries: Transports,
+	Name: func(t Transport) string { return t.Name },
+	Take: func(t Transport) []string { return t.Blocks },
 }
 
+// Names lists the transports New knows.
+func Names() []string { return registry.Names() }
+
 // Lookup returns the registry entry of a transport.
-func Lookup(name string) (Transport, error) {
-	i := slices.IndexFunc(Transports, func(t Transport) bool { return t.Name == name })
-	if i < 0 {
-		return Transport{}, fmt.Errorf("scheme: %w", params.OneOf("scheme", name, Names()))
-	}
-	return Transports[i], nil
-}
+func Lookup(name string) (Transport, error) { return registry.Lookup(name) }
 
 // Defaults returns the parameter blocks of a transport with every default
 // filled in, for a fabric whose base RTT is env.RTT.
-func Defaults(name string, env params.Env) (*Params, error) {
-	t, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	p := &Params{}
-	for _, key := range t.Blocks {
-		b, _ := params.Find(Blocks, key)
-		params.Put(p, key, b.Defaults(env).Interface())
-	}
-	return p, nil
-}
+func Defaults(name string, env params.Env) (*Params, error) { return registry.Defaults(name, env) }
 
 // MustDefaults is Defaults for names known to be valid (tests, benchmarks).
 func MustDefaults(name string, env params.Env) *Params {
@@ -111,78 +90,19 @@ func MustDefaults(name string, env params.Env) *Params {
 // block the transport takes must be present and valid; blocks it does not
 // take are an error, so a setting cannot silently do nothing.
 func New(name string, p *Params) (transport.Scheme, error) {
-	t, err := Lookup(name)
+	t, err := registry.Check(name, p)
 	if err != nil {
 		return nil, err
 	}
 	if p == nil {
 		p = &Params{}
 	}
-	var errs []error
-	for _, key := range t.Blocks {
-		v := params.Get(p, key)
-		if v == nil {
-			errs = append(errs, fmt.Errorf("the %s block is missing", key))
-			continue
-		}
-		b, _ := params.Find(Blocks, key)
-		if err := b.Validate(v); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, key := range params.Present(p) {
-		if !slices.Contains(t.Blocks, key) {
-			errs = append(errs, fmt.Errorf("the %s block is not one of %s's (%s)", key, name, blockList(t.Blocks)))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("scheme %s: %w", name, err)
-	}
 	return t.New(p), nil
-}
-
-func blockList(keys []string) string {
-	if len(keys) == 0 {
-		return "it takes none"
-	}
-	return strings.Join(keys, ", ")
 }
 
 // SetParam sets one parameter of transport name's blocks in p from text,
 // as a command line gives it: "rss.sigma" names the block, a bare "sigma"
 // is looked up among the blocks the transport takes.
 func SetParam(p *Params, name, key, text string, env params.Env) error {
-	t, err := Lookup(name)
-	if err != nil {
-		return err
-	}
-	block, field, qualified := strings.Cut(key, ".")
-	if !qualified {
-		field, block = key, ""
-		var owners []string
-		for _, k := range t.Blocks {
-			b, _ := params.Find(Blocks, k)
-			if slices.Contains(b.Names(), field) {
-				owners = append(owners, k)
-			}
-		}
-		switch len(owners) {
-		case 0:
-			return fmt.Errorf("%s takes no parameter %q (blocks: %s)", name, key, blockList(t.Blocks))
-		case 1:
-			block = owners[0]
-		default:
-			return fmt.Errorf("%q is a parameter of several blocks of %s; write one of %s.%s", key, name, strings.Join(owners, ", "), field)
-		}
-	}
-	if !slices.Contains(t.Blocks, block) {
-		return fmt.Errorf("%s does not take the %s block (blocks: %s)", name, block, blockList(t.Blocks))
-	}
-	b, _ := params.Find(Blocks, block)
-	v := params.Get(p, block)
-	if v == nil {
-		v = b.Defaults(env).Interface()
-		params.Put(p, block, v)
-	}
-	return b.Set(v, field, text, env)
+	return registry.SetParam(p, name, key, text, env)
 }

@@ -1,8 +1,10 @@
 package params
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -82,4 +84,141 @@ func Present(set any) []string {
 		}
 	}
 	return out
+}
+
+// Registry is a registry of entries that each take some blocks of the
+// set S (a set struct such as scheme.Params): transports, congestion
+// controls. It looks entries up by name and fills, checks and sets their
+// blocks, so every registry behaves and words its errors the same way.
+type Registry[E, S any] struct {
+	// Kind names an entry in messages: "scheme", "congestion control".
+	Kind string
+	// Prefix starts every error: "scheme", "cc".
+	Prefix  string
+	Entries []E
+	// Name and Take return an entry's name and the keys of its blocks.
+	Name func(E) string
+	Take func(E) []string
+}
+
+// Names lists the entries' names in order.
+func (r *Registry[E, S]) Names() []string {
+	out := make([]string, len(r.Entries))
+	for i, e := range r.Entries {
+		out[i] = r.Name(e)
+	}
+	return out
+}
+
+// Lookup returns the entry called name.
+func (r *Registry[E, S]) Lookup(name string) (E, error) {
+	i := slices.IndexFunc(r.Entries, func(e E) bool { return r.Name(e) == name })
+	if i < 0 {
+		var zero E
+		return zero, fmt.Errorf("%s: %w", r.Prefix, OneOf(r.Kind, name, r.Names()))
+	}
+	return r.Entries[i], nil
+}
+
+// Defaults returns entry name's blocks with every default, for a fabric
+// whose base RTT is env.RTT.
+func (r *Registry[E, S]) Defaults(name string, env Env) (*S, error) {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	p := new(S)
+	for _, key := range r.Take(e) {
+		b, ok := Find(BlocksOf[S](), key)
+		if !ok {
+			panic(fmt.Sprintf("params: %s %s takes no block %q", r.Kind, name, key))
+		}
+		Put(p, key, b.Defaults(env).Interface())
+	}
+	return p, nil
+}
+
+// Check returns entry name once p (nil: no blocks) holds every block it
+// takes, each valid (Validate), and no other, so a setting cannot silently
+// do nothing. The error lists every problem.
+func (r *Registry[E, S]) Check(name string, p *S) (E, error) {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return e, err
+	}
+	if p == nil {
+		p = new(S)
+	}
+	blocks, take := BlocksOf[S](), r.Take(e)
+	var errs []error
+	for _, key := range take {
+		v := Get(p, key)
+		if v == nil {
+			errs = append(errs, fmt.Errorf("the %s block is missing", key))
+			continue
+		}
+		b, _ := Find(blocks, key)
+		if err := b.Validate(v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, key := range Present(p) {
+		if !slices.Contains(take, key) {
+			errs = append(errs, fmt.Errorf("the %s block is not one of %s's (%s)", key, name, BlockList(take)))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return e, fmt.Errorf("%s %s: %w", r.Prefix, name, err)
+	}
+	return e, nil
+}
+
+// SetParam sets one parameter of entry name's blocks in p from text, as a
+// command line gives it: "rss.sigma" names the block; a bare "sigma" is
+// looked up among the blocks the entry takes. A block not yet in p starts
+// from its defaults.
+func (r *Registry[E, S]) SetParam(p *S, name, key, text string, env Env) error {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return err
+	}
+	blocks, take := BlocksOf[S](), r.Take(e)
+	block, field, qualified := strings.Cut(key, ".")
+	if !qualified {
+		field, block = key, ""
+		var owners []string
+		for _, k := range take {
+			b, _ := Find(blocks, k)
+			if slices.Contains(b.Names(), field) {
+				owners = append(owners, k)
+			}
+		}
+		switch len(owners) {
+		case 0:
+			return fmt.Errorf("%s takes no parameter %q (blocks: %s)", name, key, BlockList(take))
+		case 1:
+			block = owners[0]
+		default:
+			return fmt.Errorf("%q is a parameter of several blocks of %s; write one of %s.%s", key, name, strings.Join(owners, ", "), field)
+		}
+	}
+	if !slices.Contains(take, block) {
+		return fmt.Errorf("%s does not take the %s block (blocks: %s)", name, block, BlockList(take))
+	}
+	b, _ := Find(blocks, block)
+	v := Get(p, block)
+	if v == nil {
+		v = b.Defaults(env).Interface()
+		Put(p, block, v)
+	}
+	return b.Set(v, field, text, env)
+}
+
+// BlockList lists block keys for messages: "rss, pfld", or "it takes
+// none".
+func BlockList(keys []string) string {
+	if len(keys) == 0 {
+		return "it takes none"
+	}
+	return strings.Join(keys, ", ")
 }
