@@ -64,6 +64,16 @@ func (l *Link) Fail(from, until clock.Time) {
 // Stats returns the link's counters.
 func (l *Link) Stats() LinkStats { return l.stats }
 
+// Backlog is the bytes queued now, the one in service included: what a
+// packet arriving now would find ahead of it.
+func (l *Link) Backlog() int {
+	now := float64(l.net.clk.Now())
+	if l.cfg.Rate <= 0 || l.busy <= now {
+		return 0
+	}
+	return int((l.busy - now) * l.cfg.Rate / 8e9)
+}
+
 func (l *Link) failed(t clock.Time) bool {
 	return l.failing && t >= l.failFrom && (l.failUntil == 0 || t < l.failUntil)
 }
@@ -81,10 +91,7 @@ func (l *Link) take(p *Packet, mayDup bool) {
 		return
 	}
 	size := len(p.Payload) + n.cfg.Overhead
-	backlog := 0
-	if l.cfg.Rate > 0 && l.busy > float64(now) {
-		backlog = int((l.busy - float64(now)) * l.cfg.Rate / 8e9)
-	}
+	backlog := l.Backlog()
 	if l.cfg.Buffer > 0 && backlog+size > l.cfg.Buffer {
 		l.stats.TailDrops++
 		n.free(p)

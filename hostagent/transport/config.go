@@ -20,11 +20,16 @@ type Config struct {
 	// Overhead per packet. The agent sets it to the host's link rate; 0
 	// does not pace at all.
 	Rate float64
+	// CC is the congestion control: one window per flow, and pacing at
+	// window over RTT capped at Rate (package hostagent/cc). nil is
+	// cc: none, pacing at Rate with the fixed Window.
+	CC CongestionControl
 	// Overhead is the link bytes each datagram costs beyond its UDP
 	// payload, for pacing (default 42: Ethernet, IPv4, UDP).
 	Overhead int
 	// Window caps the DATA payload bytes in flight per flow (default:
-	// HostParams). Keep Window/MaxSegment below a PFLD bitmap's size.
+	// HostParams); under a CC it caps the congestion window. Keep
+	// Window/MaxSegment below a PFLD bitmap's size.
 	Window int
 	// MaxSegment is the payload bytes per DATA packet (default and
 	// maximum: the conn's MaxPayload less the DATA header).

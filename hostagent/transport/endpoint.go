@@ -131,6 +131,14 @@ func (e *Endpoint) HandleDatagram(d netio.Datagram) {
 	}
 }
 
+// ccFlow describes this endpoint's flows to a congestion controller.
+func (e *Endpoint) ccFlow() CCFlow {
+	return CCFlow{
+		MSS: e.cfg.MaxSegment, PacketBytes: e.cfg.MaxSegment + wire.DataLen + e.cfg.Overhead,
+		LineRate: e.cfg.Rate, BaseRTT: e.cfg.BaseRTT, MaxWindow: e.cfg.Window,
+	}
+}
+
 // send hands a datagram to the conn.
 func (e *Endpoint) send(d netio.Datagram) {
 	e.stats.DatagramsOut++

@@ -143,6 +143,7 @@ type FlowRecord struct {
 	MinRTTNs   int64           `json:"min_rtt_ns"`
 	RTONs      int64           `json:"rto_ns"` // current, backoff included
 	Pacing     PacingStats     `json:"pacing"`
+	CC         *CCRecord       `json:"cc,omitempty"` // nil under cc: none
 	Subflows   []SubflowRecord `json:"subflows,omitempty"`
 }
 

@@ -51,8 +51,13 @@ type sender struct {
 	ring     txRing
 	list     txList
 	inflight int
-	retxQ    []uint32
-	ctlQ     []probe
+	// window is the in-flight limit: Config.Window, or the congestion
+	// window under it when a cc runs (cc is nil for cc: none).
+	window     int
+	cc         *ccState
+	ackedBytes int // payload newly acknowledged by the ACK being handled
+	retxQ      []uint32
+	ctlQ       []probe
 
 	pacer     pacer
 	paceTimer clock.Timer
@@ -107,6 +112,11 @@ func newSender(ep *Endpoint, id uint32, peer netip.Addr) *sender {
 	s.sfBits = s.scheme.SubflowBits()
 	s.mapper, _ = s.scheme.(PathMapper)
 	s.acks, _ = s.scheme.(AckObserver)
+	s.window = ep.cfg.Window
+	if cc := ep.cfg.CC; cc != nil {
+		s.cc = newCCState(cc, ep.ccFlow())
+		s.applyCC()
+	}
 	return s
 }
 
@@ -139,7 +149,7 @@ func (s *sender) enqueue(size int) (uint32, error) {
 
 // windowAllows reports whether n more payload bytes may go in flight.
 func (s *sender) windowAllows(n int) bool {
-	return s.inflight == 0 || s.inflight+n <= s.ep.cfg.Window
+	return s.inflight == 0 || s.inflight+n <= s.window
 }
 
 // pump sends whatever may be sent now and arms the pacer for the rest.
@@ -307,6 +317,10 @@ func (s *sender) declareLost(p *txPacket, cause Cause, now clock.Time) bool {
 	p.msg.rec.Losses = append(p.msg.rec.Losses, LossRecord{
 		PSN: p.psn, Cause: cause, DelayNs: int64(now - p.last), Retx: p.copies > 1,
 	})
+	if s.cc != nil {
+		s.cc.ctl.OnLoss(CCLoss{At: now, PSN: p.psn, Bytes: p.n, Cause: cause, Inflight: s.inflight, CumAck: s.ring.base, NextPSN: s.nextPSN})
+		s.applyCC()
+	}
 	return true
 }
 
@@ -331,6 +345,9 @@ func (s *sender) record() FlowRecord {
 		Messages: int(s.nextMsg), Packets: s.packets, Retx: s.retx, Reroutes: s.reroutes, RTOs: s.rtoCount,
 		StateBytes: s.scheme.StateBytes(), Pacing: s.pacer.report(),
 		SRTTNs: int64(s.rtt.srtt), MinRTTNs: int64(s.rtt.minRTT), RTONs: int64(s.rtt.rto()),
+	}
+	if s.cc != nil {
+		r.CC = s.cc.record(s)
 	}
 	if sr, ok := s.scheme.(SubflowReporter); ok {
 		r.Subflows = sr.Subflows()

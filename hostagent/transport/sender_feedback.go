@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
@@ -15,11 +17,12 @@ func liftStamp(now clock.Time, ts uint32) clock.Time {
 func (s *sender) onACK(pk *wire.Packet) {
 	now := s.ep.clk.Now()
 	newly := 0
+	s.ackedBytes = 0
+	// The echo names the copy the ACK answers, so the sample is exact
+	// even for retransmissions.
+	rtt := now.Sub(liftStamp(now, pk.TSEcr))
 	if pk.Flags&wire.FlagProbeACK == 0 {
 		if p := s.ring.get(pk.PSN); p != nil {
-			// The echo names the copy it answers, so the sample is exact
-			// even for retransmissions.
-			rtt := now.Sub(liftStamp(now, pk.TSEcr))
 			s.rtt.sample(rtt)
 			dup := pk.Flags&wire.FlagDup != 0
 			if dup && p.copies > 1 && !p.acked {
@@ -33,12 +36,11 @@ func (s *sender) onACK(pk *wire.Packet) {
 				// Acknowledged and released already (a later ACK on a
 				// faster path covered it): still this copy's delivery on
 				// its EV, which path-scoring schemes must hear about.
-				rtt := now.Sub(liftStamp(now, pk.TSEcr))
 				s.scheme.OnFeedback(Feedback{PSN: pk.PSN, EV: pk.EV, RTT: rtt, CE: pk.Flags&wire.FlagECE != 0, Dup: pk.Flags&wire.FlagDup != 0, At: now})
 			}
 		}
 	} else {
-		s.rtt.sample(now.Sub(liftStamp(now, pk.TSEcr)))
+		s.rtt.sample(rtt)
 	}
 	// Cumulative part: everything before CumAck. The ring's base only
 	// moves forward, so each PSN is visited here at most once.
@@ -55,8 +57,22 @@ func (s *sender) onACK(pk *wire.Packet) {
 	if newly > 0 {
 		s.rtt.backoff = 0
 	}
+	if s.cc != nil {
+		s.ccACK(pk, now, rtt, newly)
+	}
 	s.armRTO()
 	s.pump()
+}
+
+// ccACK tells the flow's congestion controller about an ACK.
+func (s *sender) ccACK(pk *wire.Packet, now clock.Time, rtt time.Duration, newly int) {
+	s.cc.ctl.OnACK(CCAck{
+		At: now, Bytes: s.ackedBytes, Packets: newly,
+		CE: pk.Flags&wire.FlagECE != 0, Probe: pk.Flags&wire.FlagProbeACK != 0,
+		RTT: max(rtt, 0), SRTT: s.rtt.srtt, MinRTT: s.rtt.minRTT,
+		Inflight: s.inflight, CumAck: s.ring.base, NextPSN: s.nextPSN,
+	})
+	s.applyCC()
 }
 
 // ack marks p acknowledged, as an ACK's cumulative or selective part
@@ -80,6 +96,7 @@ func (s *sender) ackEchoed(p *txPacket, now, sentAt clock.Time) int {
 // acked records that p, unacknowledged until now, is acknowledged.
 func (s *sender) acked(p *txPacket, now clock.Time, a AckedPacket) int {
 	p.acked = true
+	s.ackedBytes += p.n
 	s.list.remove(p)
 	if p.inflight {
 		p.inflight = false

@@ -50,6 +50,10 @@ func (s *sender) onRTO() {
 		return
 	}
 	s.rtt.backoff++
+	if s.cc != nil {
+		s.cc.ctl.OnRTO(now, len(lost))
+		s.applyCC()
+	}
 	s.scheme.OnRTO(lost)
 	s.armRTO()
 	s.pump()
