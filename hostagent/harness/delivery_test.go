@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/sim"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
@@ -70,31 +71,43 @@ var faults = []struct {
 	}},
 }
 
+// TestExactlyOnceDelivery runs every scheme under every fault, without
+// congestion control and with each algorithm: the window and the pacing
+// it sets must never cost a message or deliver one twice.
 func TestExactlyOnceDelivery(t *testing.T) {
 	for _, f := range faults {
 		for name, s := range schemes(t) {
-			t.Run(f.name+"/"+name, func(t *testing.T) {
-				t.Parallel()
-				sc := Scenario{Net: fabric(3, 7), Transport: endpointConfig(s), Messages: workload(),
-					Setup: func(n *sim.Network) {
-						skewPaths(n)
-						if f.setup != nil {
-							f.setup(n)
-						}
-					}}
-				res, err := Run(sc)
-				if err != nil {
-					t.Fatal(err)
+			for _, algo := range cc.Names() {
+				cfg, net := endpointConfig(s), fabric(3, 7)
+				sub := f.name + "/" + name
+				if algo != cc.None {
+					// Marks too, so the windows move on every signal.
+					cfg, net.Host.ECNThreshold = withCC(t, cfg, algo, simEnv), 64<<10
+					sub += "/" + algo
 				}
-				if err := res.CheckExactlyOnce(sc); err != nil {
-					t.Fatal(err)
-				}
-				tot := res.Totals()
-				t.Logf("end %v, %+v", res.End, tot)
-				if name == "rss+pfld" && f.noSpurious && (tot.SpuriousRx != 0 || tot.SpuriousTx != 0) {
-					t.Errorf("rss+pfld made spurious retransmissions: receiver %d, sender %d", tot.SpuriousRx, tot.SpuriousTx)
-				}
-			})
+				t.Run(sub, func(t *testing.T) {
+					t.Parallel()
+					sc := Scenario{Net: net, Transport: cfg, Messages: workload(),
+						Setup: func(n *sim.Network) {
+							skewPaths(n)
+							if f.setup != nil {
+								f.setup(n)
+							}
+						}}
+					res, err := Run(sc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := res.CheckExactlyOnce(sc); err != nil {
+						t.Fatal(err)
+					}
+					tot := res.Totals()
+					t.Logf("end %v, %+v", res.End, tot)
+					if name == "rss+pfld" && f.noSpurious && (tot.SpuriousRx != 0 || tot.SpuriousTx != 0) {
+						t.Errorf("rss+pfld made spurious retransmissions: receiver %d, sender %d", tot.SpuriousRx, tot.SpuriousTx)
+					}
+				})
+			}
 		}
 	}
 }
