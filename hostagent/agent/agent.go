@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/scheme"
@@ -281,6 +282,19 @@ func (a *agent) configure(c *control.Configure) error {
 	if err != nil {
 		return err
 	}
+	algo, cp := c.CC, c.CCParams
+	if algo == "" {
+		algo = cc.None
+	}
+	if cp == nil { // the algorithm's defaults, at the fabric's base RTT
+		if cp, err = cc.Defaults(algo, params.Env{RTT: time.Duration(t.BaseRTTNs)}); err != nil {
+			return err
+		}
+	}
+	ctl, err := cc.New(algo, cp)
+	if err != nil {
+		return err
+	}
 	if t.MTU == 0 {
 		t.MTU = 1500
 	}
@@ -300,7 +314,7 @@ func (a *agent) configure(c *control.Configure) error {
 		name = a.conn.LocalAddr().String()
 	}
 	ep, err := transport.NewEndpoint(transport.Config{
-		Scheme: sch, Name: name, Rate: float64(t.Pacing), Overhead: t.OverheadBytes,
+		Scheme: sch, CC: ctl, Name: name, Rate: float64(t.Pacing), Overhead: t.OverheadBytes,
 		Window: int(t.Window), MaxSegment: t.SegmentBytes, BaseRTT: time.Duration(t.BaseRTTNs),
 		RTO: t.RTO, MaxRTT: time.Duration(t.MaxRTTNs), RTOAllowance: t.RTOAllowance,
 		InitialRTO: t.InitialRTO, MinRTO: t.MinRTO, MaxRTO: time.Duration(t.MaxRTONs),
@@ -318,7 +332,7 @@ func (a *agent) configure(c *control.Configure) error {
 	t.InitialRTO, t.MinRTO, t.MaxRTONs = eff.InitialRTO, eff.MinRTO, int64(eff.MaxRTO)
 	t.RTO, t.MaxRTTNs, t.RTOAllowance = eff.RTO, int64(eff.MaxRTT), eff.RTOAllowance
 	t.RTOGranularityNs = int64(eff.RTOGranularity)
-	a.out.event(&control.Configured{Scheme: sch.Name(), Params: p, Transport: t, Name: name})
+	a.out.event(&control.Configured{Scheme: sch.Name(), Params: p, CC: algo, CCParams: cp, Transport: t, Name: name})
 	return nil
 }
 

@@ -8,13 +8,15 @@ import (
 	"io"
 	"net/netip"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
 )
 
-// Version is the protocol version the ready event announces.
-const Version = 2
+// Version is the protocol version the ready event announces. 3: configure
+// carries the congestion control (cc, cc_params).
+const Version = 3
 
 // MaxLine is the longest command line an agent accepts.
 const MaxLine = 1 << 20
@@ -132,11 +134,14 @@ func (t *Transport) Validate() error {
 
 // Configure picks the scheme with its parameter blocks (typed, as the
 // scheme registry declares them; nil: the scheme's defaults at the base
-// RTT) and the transport settings.
+// RTT), the congestion control with its blocks (hostagent/cc; "" is none,
+// nil params its defaults at the base RTT) and the transport settings.
 type Configure struct {
 	Cmd       string         `json:"cmd"`
 	Scheme    string         `json:"scheme"`
 	Params    *scheme.Params `json:"params,omitempty"`
+	CC        string         `json:"cc,omitempty"`
+	CCParams  *cc.Params     `json:"cc_params,omitempty"`
 	Transport Transport      `json:"transport"`
 	Name      string         `json:"name,omitempty"`
 }
@@ -181,6 +186,8 @@ type Configured struct {
 	Event     string         `json:"event"`
 	Scheme    string         `json:"scheme"`
 	Params    *scheme.Params `json:"params"`
+	CC        string         `json:"cc"`
+	CCParams  *cc.Params     `json:"cc_params"`
 	Transport Transport      `json:"transport"`
 	Name      string         `json:"name"`
 }

@@ -6,7 +6,8 @@
 //
 // # Commands (orchestrator to agent)
 //
-//	{"cmd":"configure","scheme":"rss+pfld","params":{"sigma":"16","tau":"15us"},
+//	{"cmd":"configure","scheme":"rss+pfld","params":{"rss":{"sigma":16,"tau_ns":15000}},
+//	 "cc":"mprdma","cc_params":{"mprdma":{"initial_window_bdp":1,"increase":1,"decrease":0.5,"min_window":1}},
 //	 "transport":{"pacing_bps":100000000,"window_bytes":262144,"min_rto_ns":1000000,"mtu":1500},
 //	 "name":"h0-0-0"}
 //	{"cmd":"send","msg":17,"to":"10.2.0.2","bytes":1048576}
@@ -14,9 +15,10 @@
 //	{"cmd":"stop"}
 //
 // configure must come first and only once: it picks the scheme (the names
-// and parameters of hostagent/scheme.New, values as strings) and the
-// transport settings (Transport; every field optional, 0 meaning the
-// default). Every agent of a run must be configured with the same scheme
+// and parameter blocks of hostagent/scheme.New, typed), the congestion
+// control (the names and blocks of hostagent/cc.New; cc left out is none,
+// cc_params left out its defaults) and the transport settings (Transport;
+// every field optional, 0 meaning the default). Every agent of a run must be configured with the same scheme
 // before any of them sends, because a receiver runs the receiving half of
 // its own scheme (PFLD's NACKs, for one), and datagrams that arrive before
 // configure are dropped. name labels the agent's records (default: its
@@ -35,8 +37,8 @@
 //
 // # Events (agent to orchestrator)
 //
-//	{"event":"ready","version":1,"addr":"10.0.0.2","port":4791}
-//	{"event":"configured","scheme":"rss+pfld","params":{...},"transport":{...every field, defaults filled...},"name":"h0-0-0"}
+//	{"event":"ready","version":3,"addr":"10.0.0.2","port":4791}
+//	{"event":"configured","scheme":"rss+pfld","params":{...},"cc":"mprdma","cc_params":{...},"transport":{...every field, defaults filled...},"name":"h0-0-0"}
 //	{"event":"sent","msg":17,"record":{...transport.MessageRecord...}}
 //	{"event":"received","from":"10.0.0.2","record":{...transport.ReceiveRecord...}}
 //	{"event":"flow","msg":17,"done":true,"record":{...transport.FlowRecord...}}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/hostagent/agent"
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
@@ -92,6 +94,7 @@ func agentOptions(c *common, tf *transportFlags) (agent.Options, *control.Config
 // transportFlags configure the scheme and transport of listen and send.
 type transportFlags struct {
 	scheme  string
+	cc      string
 	params  []string
 	pacing  string
 	window  string
@@ -106,7 +109,8 @@ type transportFlags struct {
 
 func (f *transportFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.scheme, "scheme", "rss+pfld", "transport scheme: "+strings.Join(scheme.Names(), ", "))
-	cmd.Flags().StringArrayVar(&f.params, "param", nil, "scheme parameter as [block.]key=value (repeatable), e.g. sigma=8, rss.tau=2rtt; see docs/scenarios.md")
+	cmd.Flags().StringVar(&f.cc, "cc", cc.None, "congestion control: "+strings.Join(cc.Names(), ", "))
+	cmd.Flags().StringArrayVar(&f.params, "param", nil, "scheme or cc parameter as [block.]key=value (repeatable), e.g. sigma=8, rss.tau=2rtt, swift.ai=2; see docs/scenarios.md")
 	cmd.Flags().StringVar(&f.pacing, "pacing", "0", "pacing rate per flow, e.g. 100Mbit (0: unpaced, the window limits)")
 	cmd.Flags().StringVar(&f.window, "window", "256KiB", "payload in flight per flow")
 	cmd.Flags().DurationVar(&f.baseRTT, "base-rtt", transport.NominalBaseRTT, "the fabric's idle round trip: the unit of parameters written as 2rtt, and of the RTT-relative defaults")
@@ -119,7 +123,7 @@ func (f *transportFlags) add(cmd *cobra.Command) {
 }
 
 func (f *transportFlags) configure() (*control.Configure, error) {
-	p, err := f.schemeParams()
+	p, cp, err := f.blocks()
 	if err != nil {
 		return nil, err
 	}
@@ -134,29 +138,60 @@ func (f *transportFlags) configure() (*control.Configure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--window: %w", err)
 	}
-	c := &control.Configure{Scheme: f.scheme, Params: p, Transport: control.Transport{
+	c := &control.Configure{Scheme: f.scheme, Params: p, CC: f.cc, CCParams: cp, Transport: control.Transport{
 		HostParams: transport.HostParams{Pacing: pacing, Window: window, RTO: f.rto, RTOAllowance: f.allow, MinRTO: f.minRTO},
 		BaseRTTNs:  int64(f.baseRTT), MaxRTTNs: int64(f.maxRTT), MTU: f.mtu, SpinNs: int64(f.spin),
 	}}
 	return c, c.Transport.Validate()
 }
 
-// schemeParams are the scheme's parameter blocks: its defaults at the base
-// RTT with the --param settings applied.
-func (f *transportFlags) schemeParams() (*scheme.Params, error) {
+// blocks are the scheme's and the congestion control's parameter blocks:
+// their defaults at the base RTT with the --param settings applied, each
+// to the one of the two whose blocks have the key.
+func (f *transportFlags) blocks() (*scheme.Params, *cc.Params, error) {
 	env := params.Env{RTT: f.baseRTT}
 	p, err := scheme.Defaults(f.scheme, env)
 	if err != nil {
-		return nil, fmt.Errorf("--scheme: %w", err)
+		return nil, nil, fmt.Errorf("--scheme: %w", err)
 	}
+	cp, err := cc.Defaults(f.cc, env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--cc: %w", err)
+	}
+	algo, _ := cc.Lookup(f.cc)
+	tr, _ := scheme.Lookup(f.scheme)
 	for _, kv := range f.params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--param %q: want key=value", kv)
+			return nil, nil, fmt.Errorf("--param %q: want key=value", kv)
 		}
-		if err := scheme.SetParam(p, f.scheme, k, v, env); err != nil {
-			return nil, fmt.Errorf("--param %q: %w", kv, err)
+		toCC := takes(cc.Blocks, algo.Blocks, k)
+		if toCC && takes(scheme.Blocks, tr.Blocks, k) {
+			return nil, nil, fmt.Errorf("--param %q: both %s and %s take %q; write it as block.%s", kv, f.scheme, f.cc, k, k)
+		}
+		if toCC {
+			err = cc.SetParam(cp, f.cc, k, v, env)
+		} else {
+			err = scheme.SetParam(p, f.scheme, k, v, env)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("--param %q: %w", kv, err)
 		}
 	}
-	return p, nil
+	return p, cp, nil
+}
+
+// takes reports whether key, "block.field" or a bare field, names a
+// parameter of one of the blocks take, or a block of blocks.
+func takes(blocks []params.Block, take []string, key string) bool {
+	if block, _, qualified := strings.Cut(key, "."); qualified {
+		_, ok := params.Find(blocks, block)
+		return ok
+	}
+	for _, k := range take {
+		if b, ok := params.Find(blocks, k); ok && slices.Contains(b.Names(), key) {
+			return true
+		}
+	}
+	return false
 }

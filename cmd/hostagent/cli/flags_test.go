@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/hostagent/agent"
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
@@ -61,23 +62,39 @@ func TestTransportConfigure(t *testing.T) {
 	}
 	psn := defaults("psnpath", 100*time.Microsecond)
 	psn.PSNPath.Paths, psn.PSNPath.Beta = 8, 5
+	ccDefaults := func(name string, rtt time.Duration) *cc.Params {
+		p, err := cc.Defaults(name, params.Env{RTT: rtt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	swift := ccDefaults("swift", 100*time.Microsecond)
+	swift.Swift.AI, swift.Swift.BaseTarget = 2, 300*time.Microsecond
 	for _, tt := range []struct {
 		args []string
 		want *control.Configure
 		err  string
 	}{
-		{nil, &control.Configure{Scheme: "rss+pfld", Params: defaults("rss+pfld", transport.NominalBaseRTT), Transport: control.Transport{
+		{nil, &control.Configure{Scheme: "rss+pfld", Params: defaults("rss+pfld", transport.NominalBaseRTT), CC: "none", CCParams: &cc.Params{}, Transport: control.Transport{
 			HostParams: transport.HostParams{Window: 256 << 10}, BaseRTTNs: int64(transport.NominalBaseRTT), MTU: 1500}}, ""},
 		{[]string{"--scheme", "psnpath", "--param", "k=8", "--param", "psnpath.beta=5", "--base-rtt", "100us", "--pacing", "100Mbit",
 			"--window", "1MiB", "--min-rto", "1ms", "--mtu", "9000", "--spin", "50us"},
-			&control.Configure{Scheme: "psnpath", Params: psn, Transport: control.Transport{
+			&control.Configure{Scheme: "psnpath", Params: psn, CC: "none", CCParams: &cc.Params{}, Transport: control.Transport{
 				HostParams: transport.HostParams{Pacing: 100_000_000, Window: 1 << 20, MinRTO: time.Millisecond},
 				BaseRTTNs:  int64(100 * time.Microsecond), MTU: 9000, SpinNs: int64(50 * time.Microsecond)}}, ""},
 		{[]string{"--rto", "paper", "--max-rtt", "3ms", "--rto-allowance", "2ms"},
-			&control.Configure{Scheme: "rss+pfld", Params: defaults("rss+pfld", transport.NominalBaseRTT), Transport: control.Transport{
+			&control.Configure{Scheme: "rss+pfld", Params: defaults("rss+pfld", transport.NominalBaseRTT), CC: "none", CCParams: &cc.Params{}, Transport: control.Transport{
 				HostParams: transport.HostParams{Window: 256 << 10, RTO: "paper", RTOAllowance: 2 * time.Millisecond},
 				BaseRTTNs:  int64(transport.NominalBaseRTT), MaxRTTNs: int64(3 * time.Millisecond), MTU: 1500}}, ""},
 		{[]string{"--rto", "fixed"}, nil, `rto "fixed": want rfc6298 or paper`},
+		{[]string{"--scheme", "psnpath", "--cc", "swift", "--param", "k=8", "--param", "ai=2", "--param", "swift.base_target=3rtt", "--param", "psnpath.beta=5", "--base-rtt", "100us"},
+			&control.Configure{Scheme: "psnpath", Params: psn, CC: "swift", CCParams: swift, Transport: control.Transport{
+				HostParams: transport.HostParams{Window: 256 << 10}, BaseRTTNs: int64(100 * time.Microsecond), MTU: 1500}}, ""},
+		{[]string{"--scheme", "psnpath", "--cc", "swift", "--param", "beta=5"}, nil, `--param "beta=5": both psnpath and swift take "beta"; write it as block.beta`},
+		{[]string{"--cc", "cubic"}, nil, `--cc: cc: unknown congestion control "cubic"`},
+		{[]string{"--cc", "swift", "--param", "swift.g=1"}, nil, `--param "swift.g=1": swift has no parameter "g"`},
+		{[]string{"--param", "dctcp.g=0.1"}, nil, `--param "dctcp.g=0.1": none does not take the dctcp block`},
 		{[]string{"--param", "=1"}, nil, `--param "=1": want key=value`},
 		{[]string{"--scheme", "nope"}, nil, "--scheme: "},
 		{[]string{"--pacing", "fast"}, nil, "--pacing: "},

@@ -138,6 +138,10 @@ func printFlow(w io.Writer, e *control.Flow) {
 	if r.Pacing.TargetBps > 0 {
 		fmt.Fprintf(w, ", pacing accuracy %.2f of %s", r.Pacing.Accuracy, rate(int(r.Pacing.TargetBps/8), 1e9))
 	}
+	if c := r.CC; c != nil {
+		fmt.Fprintf(w, ", %s window %s (%s..%s)", c.Name, units.FormatSize(uint64(c.WindowBytes)),
+			units.FormatSize(uint64(c.MinWindowBytes)), units.FormatSize(uint64(c.MaxWindowBytes)))
+	}
 	fmt.Fprintf(w, ", %d subflows\n", len(r.Subflows))
 }
 
