@@ -255,16 +255,17 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 }
 
 // configureOf is the configure command for a cell: its transport scheme
-// with the cell's parameter blocks, and the host settings.
+// and congestion control with the cell's parameter blocks, and the host
+// settings.
 func configureOf(c *scenario.Config, seed uint64) (*control.Configure, error) {
-	p := c.Params // the blocks are the cell's, already resolved and checked
+	p, cp := c.Params, c.CCBlocks // the blocks are the cell's, already resolved and checked
 	host := c.Host
 	if t := c.Topo(); host.Pacing == 0 && len(t.Hosts()) > 0 {
 		h := t.Hosts()[0]
 		host.Pacing = t.Links[h.Ports[0].Link].Up.RateBps // line rate
 	}
 	conf := &control.Configure{
-		Scheme: string(c.Transport), Params: &p,
+		Scheme: string(c.Transport), Params: &p, CC: string(c.CC), CCParams: &cp,
 		Transport: control.Transport{
 			HostParams: host, BaseRTTNs: int64(c.BaseRTT), MaxRTTNs: int64(c.MaxRTT), MTU: c.Fabric().MTU, Seed: seed,
 		},

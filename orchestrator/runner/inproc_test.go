@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
@@ -31,6 +32,35 @@ func TestConfigureOfEveryTransport(t *testing.T) {
 			}
 			if s.Name() != string(tr) {
 				t.Errorf("agent built %q, want %q", s.Name(), tr)
+			}
+		})
+	}
+}
+
+// TestConfigureOfEveryCC: the configure command of a cell of every
+// congestion control names it with the blocks it takes, as the agent
+// builds it (hostagent/agent calls cc.New).
+func TestConfigureOfEveryCC(t *testing.T) {
+	for _, name := range scenario.CCs {
+		t.Run(string(name), func(t *testing.T) {
+			sc := loadScenario(t, "topology: {kind: fattree, k: 4}\nworkload: {kind: permutation}\ncc: "+string(name)+"\n")
+			conf, err := configureOf(sc.Cells[0].Config, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if conf.CC != string(name) {
+				t.Errorf("cc %q, want %q", conf.CC, name)
+			}
+			a, _ := cc.Lookup(conf.CC)
+			if got := params.Present(conf.CCParams); !slices.Equal(got, a.Blocks) {
+				t.Errorf("blocks %v, want %v", got, a.Blocks)
+			}
+			c, err := cc.New(conf.CC, conf.CCParams)
+			if err != nil {
+				t.Fatalf("the agent refuses %s %+v: %v", conf.CC, conf.CCParams, err)
+			}
+			if (c == nil) != (name == cc.None) || (c != nil && c.Name() != string(name)) {
+				t.Errorf("agent built %v, want %s", c, name)
 			}
 		})
 	}

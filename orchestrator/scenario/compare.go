@@ -53,6 +53,7 @@ var wholeOnly = map[string]string{
 	"trimming":       "it is a single value",
 	"probe_headroom": "it is a single value",
 	"transport":      "it is a single value",
+	"cc":             "it is a single value",
 	"timeout":        "it is a single value",
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/internal/units"
@@ -19,8 +20,8 @@ import (
 // topFields are the keys of a scenario file, in documentation order.
 var topFields = []string{
 	"name", "description", "topology", "links", "rate", "dataplane", "policy", "ofan", "pofan", "ar", "trimming", "probe_headroom",
-	"transport", "rss", "pfld", "rack", "psnpath", "plb", "reps", "host", "workload", "faults",
-	"repetitions", "seed", "seeds", "timeout", "convergence_delay", "compare",
+	"transport", "rss", "pfld", "rack", "psnpath", "plb", "reps", "cc", "dctcp", "mprdma", "nscc", "swift", "host",
+	"workload", "faults", "repetitions", "seed", "seeds", "timeout", "convergence_delay", "compare",
 }
 
 // topHints explain keys that belong one level down.
@@ -38,6 +39,7 @@ const (
 	DefaultDataPlane              = Shaped
 	DefaultPolicy      PolicyName = "ecmp"
 	DefaultTransport   Transport  = "ecmp"
+	DefaultCC          CCName     = cc.None
 	DefaultRepetitions            = 1
 	DefaultSeed                   = 1
 	DefaultTimeout                = 60 * time.Second
@@ -138,6 +140,11 @@ func (l *loader) decodeCell(root *yaml.Node) cellResult {
 	parsed("transport", "a transport scheme such as rss+pfld", func(s string) error {
 		cfg.Transport = Transport(s)
 		return oneOf("transport", cfg.Transport, Transports)
+	})
+	cfg.CC = DefaultCC
+	parsed("cc", "a congestion control such as mprdma", func(s string) error {
+		cfg.CC = CCName(s)
+		return oneOf("congestion control", cfg.CC, CCs)
 	})
 	cfg.Policy = l.policy(nodes["policy"], t, w, &pr)
 	// A bad timeout must not make every fault time look too late.

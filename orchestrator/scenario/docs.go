@@ -2,15 +2,19 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/scheme"
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/switchd"
 )
 
 // DocSections are the parts of docs/scenarios.md written from the
-// registries (switch policies, transports, parameter blocks), so the
+// registries (switch policies, transports, congestion controls, parameter
+// blocks), so the
 // documentation cannot fall behind the code: each is the text between
 // "<!-- generated: NAME -->" and "<!-- end generated -->". The docs test
 // checks them; `go test ./orchestrator/scenario -run TestDocsGenerated
@@ -25,11 +29,18 @@ func DocSections() map[string]string {
 	for _, t := range scheme.Transports {
 		fmt.Fprintf(&tr, "| `%s` | %s | %s | %s |\n", t.Name, t.Paths, t.Recovery, codeList(t.Blocks))
 	}
+	var ccs strings.Builder
+	ccs.WriteString("| Congestion control | Reacts to | From | Blocks |\n|---|---|---|---|\n")
+	for _, a := range cc.Algorithms {
+		fmt.Fprintf(&ccs, "| `%s` | %s | %s | %s |\n", a.Name, a.Signal, a.Source, codeList(a.Blocks))
+	}
 	return map[string]string{
 		"policies":             pol.String(),
 		"policy-parameters":    paramTable(switchd.PolicyBlocks),
 		"transports":           tr.String(),
-		"transport-parameters": paramTable(blocks[len(switchd.PolicyBlocks):]),
+		"transport-parameters": paramTable(slices.Concat(scheme.Blocks, []params.Block{transport.HostBlock})),
+		"ccs":                  ccs.String(),
+		"cc-parameters":        paramTable(cc.Blocks),
 	}
 }
 

@@ -72,6 +72,9 @@ func TestDocsListEverything(t *testing.T) {
 	for _, v := range Transports {
 		names = append(names, string(v))
 	}
+	for _, v := range CCs {
+		names = append(names, string(v))
+	}
 	for _, v := range FaultKinds {
 		names = append(names, string(v))
 	}
@@ -87,6 +90,7 @@ func TestDocsListEverything(t *testing.T) {
 		"| `dataplane` | `shaped` or `linerate` | `shaped` |",
 		"| `policy` | a switch policy, or one per layer | `ecmp` |",
 		"| `transport` | a transport scheme | `ecmp` |",
+		"| `cc` | a congestion control | `none` |",
 		"| `repetitions` | 1 to 1000 | `1` |",
 		"`" + DefaultSize + "` |",
 	} {

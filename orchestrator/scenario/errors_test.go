@@ -21,12 +21,12 @@ func TestErrors(t *testing.T) {
 		{
 			name: "unknown field",
 			src:  k4 + perm + "transprot: rss\n",
-			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
+			want: []string{`s.yaml:3:1: transprot: unknown field "transprot"; did you mean "transport"? (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, cc, dctcp, mprdma, nscc, swift, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "misplaced field",
 			src:  k4 + perm + "sigma: 8\n",
-			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
+			want: []string{`s.yaml:3:1: sigma: unknown field "sigma"; RSS parameters go under rss: (valid: name, description, topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, cc, dctcp, mprdma, nscc, swift, host, workload, faults, repetitions, seed, seeds, timeout, convergence_delay, compare)`},
 		},
 		{
 			name: "unknown policy",
@@ -88,6 +88,34 @@ func TestErrors(t *testing.T) {
 			name: "unused block",
 			src:  k4 + perm + "transport: ecmp\nrss: {sigma: 8}\n",
 			want: []string{`s.yaml:4:1: rss: no cell uses it: it configures the rss, rss+pfld and rss+rack transports, and the scenario runs transport ecmp; remove it, or compare a transport that uses it`},
+		},
+		{
+			name: "unknown congestion control",
+			src:  k4 + perm + "cc: mpdrma\n",
+			want: []string{`s.yaml:3:5: cc: unknown congestion control "mpdrma"; did you mean "mprdma"? (valid: none, dctcp, mprdma, nscc, swift)`},
+		},
+		{
+			name: "a block of another congestion control",
+			src:  k4 + perm + "cc: dctcp\nswift: {ai: 2}\n",
+			want: []string{`s.yaml:4:1: swift: no cell uses it: it configures the swift congestion control, and the scenario runs congestion control dctcp; remove it, or compare a congestion control that uses it`},
+		},
+		{
+			name: "a cc block compared while no cell runs it",
+			src:  k4 + perm + "compare: {cc: [none, dctcp], nscc.target: [1rtt, 2rtt]}\n",
+			want: []string{`s.yaml:3:30: compare.nscc.target: no cell uses it: it configures the nscc congestion control, and the scenario runs congestion controls none, dctcp; remove it, or compare a congestion control that uses it`},
+		},
+		{
+			name: "a bad cc parameter",
+			src:  k4 + perm + "cc: nscc\nnscc: {gamma: 2, initial_window: 3}\n",
+			want: []string{
+				`s.yaml:4:15: nscc.gamma: 2 is out of range; gamma must be above 0 and at most 1`,
+				`s.yaml:4:34: nscc.initial_window: initial_window 3 is above max_window 1.5`,
+			},
+		},
+		{
+			name: "cc is compared whole",
+			src:  k4 + perm + "compare: {cc.ai: [1, 2]}\n",
+			want: []string{`s.yaml:3:11: compare.cc.ai: cc has no parts to compare; it is a single value`},
 		},
 		{
 			name: "unused psnpath block",
@@ -246,7 +274,7 @@ func TestErrors(t *testing.T) {
 			name: "compare key unknown",
 			src:  k4 + perm + "compare:\n  polcy: [ecmp, ofan]\n  rss.sgima: [4, 8]\n  seed: [1, 2]\n  workload.size.min: [1, 2]\n",
 			want: []string{
-				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, host, workload, faults, timeout, convergence_delay)`,
+				`s.yaml:4:3: compare.polcy: unknown field "polcy"; did you mean "policy"? (valid: topology, links, rate, dataplane, policy, ofan, pofan, ar, trimming, probe_headroom, transport, rss, pfld, rack, psnpath, plb, reps, cc, dctcp, mprdma, nscc, swift, host, workload, faults, timeout, convergence_delay)`,
 				`s.yaml:5:3: compare.rss.sgima: unknown field "sgima" of rss; did you mean "sigma"? (valid: sigma, tau, jitter, metric, no_feedback, keep_path_on_rto)`,
 				`s.yaml:6:3: compare.seed: seed cannot be compared: every cell runs every seed, so cells are compared on the same workload and faults`,
 				`s.yaml:7:3: compare.workload.size.min: "workload.size.min" is not a field path; write a field (policy), a field of a block (rss.sigma, workload.size) or of a fault (faults[0].drop)`,

@@ -151,36 +151,34 @@ func (l *loader) unusedBlocks(root *yaml.Node, axes []*axis, results []cellResul
 		}
 		if !used {
 			pr.Add(at, field, "no cell uses it: it configures %s, and the scenario runs %s; remove it, or compare a %s that uses it",
-				b.What, runsWhat(b.Key, results), whatKind(b.Key))
+				b.What, runsWhat(b.Key, results), blockKind(b.Key))
 		}
 	}
 }
 
-func whatKind(block string) string {
-	switch block {
-	case "ofan", "pofan", "ar":
-		return "policy"
-	}
-	return "transport"
-}
-
-// runsWhat lists the policies or transports the cells run.
+// runsWhat lists the policies, transports or congestion controls the
+// cells run, whichever reads block.
 func runsWhat(block string, results []cellResult) string {
+	kind := blockKind(block)
 	var names []string
+	add := func(n string) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	for _, r := range results {
-		if whatKind(block) == "policy" {
+		switch kind {
+		case kindPolicy:
 			for _, ly := range []Layer{LayerEdge, LayerAgg, LayerLeaf} {
-				if p, ok := r.cfg.Policy[ly]; ok && !slices.Contains(names, string(p)) {
-					names = append(names, string(p))
+				if p, ok := r.cfg.Policy[ly]; ok {
+					add(string(p))
 				}
 			}
-		} else if t := string(r.cfg.Transport); !slices.Contains(names, t) {
-			names = append(names, t)
+		case kindCC:
+			add(string(r.cfg.CC))
+		default:
+			add(string(r.cfg.Transport))
 		}
-	}
-	kind := "transport"
-	if whatKind(block) == "policy" {
-		kind = "policy"
 	}
 	if len(names) > 1 {
 		kind += "s"

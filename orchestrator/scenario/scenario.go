@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/topology"
@@ -66,6 +67,10 @@ type Config struct {
 	Transport     Transport `json:"transport"`
 	// The transport's parameter blocks (rss, pfld, ...), those it takes.
 	scheme.Params
+	// CC is the congestion control, with its parameter blocks (dctcp,
+	// mprdma, ...), those it takes.
+	CC CCName `json:"cc"`
+	CCBlocks
 	Host     transport.HostParams `json:"host"`
 	Workload workload.Spec        `json:"workload"`
 	// Faults as written, defaults filled in; random selections are made
@@ -95,6 +100,11 @@ type Config struct {
 	topo   *topology.Topology
 	fabric *workload.Fabric
 }
+
+// CCBlocks are the congestion controls' parameter blocks, embedded in
+// Config so that run.json writes them at the top level like the
+// transports' (an alias: Config embeds two set types both named Params).
+type CCBlocks = cc.Params
 
 // Topo returns the cell's resolved topology, with the scenario's link
 // overrides applied. Callers must not modify it.

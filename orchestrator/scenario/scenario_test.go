@@ -44,6 +44,7 @@ func TestDefaults(t *testing.T) {
 		Policy:    Policy{LayerEdge: ECMP, LayerAgg: ECMP},
 		Transport: TransportECMP,
 		Params:    scheme.Params{ECMP: &scheme.ECMPParams{}},
+		CC:        "none",
 		Host: HostParams{Pacing: 0, Window: 256 << 10, RTO: "rfc6298", RTOAllowance: 4 * 2566080 * time.Nanosecond,
 			MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
 		Workload:         workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
@@ -256,6 +257,37 @@ compare:
 	_, err := parse(t, "workload: {kind: permutation}\ntopology: {kind: fattree, k: 4}\nconvergence_delay: 0s\n", map[string]string{"go.mod": ""})
 	if err == nil || !strings.Contains(err.Error(), "convergence_delay: must be longer than 0s") {
 		t.Errorf("zero delay: %v", err)
+	}
+}
+
+// TestCompareCC: congestion controls compare like transports; each cell
+// keeps the blocks of its own algorithm, with the RTT-relative defaults
+// taken at the cell's base RTT, and runs them with any transport.
+func TestCompareCC(t *testing.T) {
+	src := `topology: {kind: fattree, k: 4}
+workload: {kind: incast, senders: 8}
+transport: rss+pfld
+swift: {ai: 2}
+compare:
+  cc: [none, mprdma, swift]
+`
+	s := mustParse(t, src, nil)
+	var names []string
+	for _, c := range s.Cells {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"cc=none", "cc=mprdma", "cc=swift"}, names); diff != "" {
+		t.Fatalf("cells (-want +got):\n%s", diff)
+	}
+	none, mp, sw := s.Cells[0].Config, s.Cells[1].Config, s.Cells[2].Config
+	if none.CC != "none" || none.MPRDMA != nil || none.Swift != nil {
+		t.Errorf("cc=none: cc %q, blocks %+v", none.CC, none.CCBlocks)
+	}
+	if mp.CC != "mprdma" || mp.MPRDMA == nil || mp.MPRDMA.Decrease != 0.5 || mp.Swift != nil {
+		t.Errorf("cc=mprdma: cc %q, blocks %+v", mp.CC, mp.CCBlocks)
+	}
+	if sw.CC != "swift" || sw.Swift == nil || sw.Swift.AI != 2 || sw.Swift.BaseTarget != time.Duration(1.2*float64(sw.BaseRTT)) {
+		t.Errorf("cc=swift: cc %q, blocks %+v (base RTT %v)", sw.CC, sw.CCBlocks, sw.BaseRTT)
 	}
 }
 

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd"
@@ -93,6 +94,14 @@ type Transport string
 // Transports lists the valid transport schemes: hostagent/scheme's
 // registry (scheme.Transports).
 var Transports = namesOf[Transport](scheme.Names())
+
+// CCName is a congestion control: how fast a host sends each message, one
+// window per message over all its subflows and paths.
+type CCName string
+
+// CCs lists the valid congestion controls: hostagent/cc's registry
+// (cc.Algorithms).
+var CCs = namesOf[CCName](cc.Names())
 
 // FaultKind is what a fault does.
 type FaultKind string
