@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/hostagent/agent"
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/nsutil"
@@ -133,11 +135,13 @@ func mmsgs(n, size int) []unix.Mmsghdr {
 }
 
 // AgentTransfer starts in-process agents in namespaces src and dst,
-// moves one message of bytes from src to dstAddr with scheme (unpaced,
-// window-limited) and returns DATA packets (retransmissions included) over
-// the message's completion time and the process's CPU time meanwhile.
-// The agents are stopped before it returns.
-func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme string, bytes uint64) (res RateResult, err error) {
+// moves one message of bytes from src to dstAddr with scheme and
+// congestion control algo ("" or none: unpaced, window-limited; otherwise
+// the algorithm's window, paced at window over RTT) and returns DATA
+// packets (retransmissions included) over the message's completion time
+// and the process's CPU time meanwhile. The agents are stopped before it
+// returns.
+func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme, algo string, bytes uint64) (res RateResult, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type hostEvent struct {
@@ -154,7 +158,7 @@ func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme string, bytes 
 			_ = h.Wait()
 		}
 	}()
-	cfg := control.Configure{Scheme: scheme, Transport: control.Transport{
+	cfg := control.Configure{Scheme: scheme, CC: algo, Transport: control.Transport{
 		HostParams: transport.HostParams{MinRTO: 250 * time.Millisecond, InitialRTO: 250 * time.Millisecond},
 	}}
 	for i, ns := range []string{src, dst} {
@@ -216,17 +220,21 @@ func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme string, bytes 
 }
 
 // Agent measures the host agent's DATA packet rate per core against a
-// bare UDP loop between the same two hosts of a k=4 line-rate lab.
+// bare UDP loop between the same two hosts of a k=4 line-rate lab, and its
+// CPU per DATA packet under each congestion control of opt.CC against cc
+// none in the same run.
 func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
 	n, bytes := 200000, uint64(64<<20)
 	if opt.Quick {
 		n, bytes = 50000, 16<<20
 	}
 	const scheme = "rss+pfld"
+	algos := opt.ccs()
 	sec = &Section{Name: "agent", Method: fmt.Sprintf(
 		"h0-0-0 -> h0-0-1 of a k=4 fat tree, eBPF switch in line-rate mode. Baseline: %d 1472-byte datagrams, sendmmsg/recvmmsg, "+
 			"at most 256 ahead of the receiver. Agent: in-process agents move %d MiB with %s, unpaced; DATA packets over the FCT. "+
-			"CPU = this process's user + system time.", n, bytes>>20, scheme)}
+			"CPU = this process's user + system time. Congestion controls (%s): the same transfer, each against cc none's CPU per DATA packet.",
+		n, bytes>>20, scheme, strings.Join(algos, ", "))}
 	s, err := newScope()
 	if err != nil {
 		return sec, err
@@ -250,7 +258,7 @@ func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
 		return sec, err
 	}
 	opt.logf("bench: agent bare: %.0f pps, %.0f pps/core", bare.PPS(), bare.PPSPerCore())
-	ag, err := AgentTransfer(ctx, s.name(src), s.name(dst), dn.Addr.String(), scheme, bytes)
+	ag, err := AgentTransfer(ctx, s.name(src), s.name(dst), dn.Addr.String(), scheme, cc.None, bytes)
 	if err != nil {
 		return sec, err
 	}
@@ -259,5 +267,21 @@ func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
 		row("agent DATA pps per core ("+scheme+")", "pps/core", ag.PPSPerCore(), bare.PPSPerCore(), "bare UDP loop"),
 		row("agent DATA pps ("+scheme+")", "pps", ag.PPS(), bare.PPS(), "bare UDP loop"),
 	)
+	for _, algo := range algos {
+		if algo == cc.None {
+			continue
+		}
+		r, err := AgentTransfer(ctx, s.name(src), s.name(dst), dn.Addr.String(), scheme, algo, bytes)
+		if err != nil {
+			return sec, fmt.Errorf("cc %s: %w", algo, err)
+		}
+		opt.logf("bench: agent cc %s: %.0f pps, %.0f ns CPU per DATA packet", algo, r.PPS(), r.cpuPerPacket())
+		sec.Rows = append(sec.Rows, row("agent CPU per DATA packet ("+scheme+", cc "+algo+")", "ns", r.cpuPerPacket(), ag.cpuPerPacket(), "cc none"))
+	}
 	return sec, nil
+}
+
+// cpuPerPacket is CPU nanoseconds per packet.
+func (r RateResult) cpuPerPacket() float64 {
+	return float64(r.CPU.Nanoseconds()) / float64(max(r.Packets, 1))
 }

@@ -24,6 +24,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
+
 	"github.com/ftlab/ftlab/internal/bpffs"
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/nsutil"
@@ -44,8 +46,19 @@ type Options struct {
 	// figure; it reports the median with the min and max. 0 means the
 	// default: DefaultRepetitions, or 1 with Quick.
 	Repetitions int
+	// CC lists the congestion controls the agent section measures
+	// against cc none (default: every one).
+	CC []string
 	// Log, if set, receives progress lines.
 	Log io.Writer
+}
+
+// ccs returns the congestion controls the options ask for.
+func (o Options) ccs() []string {
+	if len(o.CC) == 0 {
+		return cc.Names()
+	}
+	return o.CC
 }
 
 // DefaultRepetitions is the memory section's repetition count unless

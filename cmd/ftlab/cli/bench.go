@@ -12,12 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/orchestrator/bench"
 )
 
 // benchFlags are ftlab bench's flags.
 type benchFlags struct {
 	ks            string
+	ccs           string
 	quick, asJSON bool
 	reps          int
 	out           string
@@ -30,6 +32,15 @@ func (f *benchFlags) options(kGiven bool, log io.Writer) (bench.Options, error) 
 		return bench.Options{}, fmt.Errorf("--repetitions: %d is negative", f.reps)
 	}
 	opt := bench.Options{Quick: f.quick, Repetitions: f.reps, Log: log}
+	if f.ccs != "" {
+		for _, s := range strings.Split(f.ccs, ",") {
+			name := strings.TrimSpace(s)
+			if _, err := cc.Lookup(name); err != nil {
+				return bench.Options{}, fmt.Errorf("--cc: %w", err)
+			}
+			opt.CC = append(opt.CC, name)
+		}
+	}
 	if kGiven {
 		for _, s := range strings.Split(f.ks, ",") {
 			k, err := strconv.Atoi(strings.TrimSpace(s))
@@ -91,6 +102,7 @@ times and reported as the median with the min, max and relative spread. Everythi
 		},
 	}
 	cmd.Flags().StringVar(&f.ks, "k", "4,8,16", "fat-tree sizes for the fabric section, comma-separated")
+	cmd.Flags().StringVar(&f.ccs, "cc", "", "congestion controls the agent section measures against cc none, comma-separated (default: all of "+strings.Join(cc.Names(), ", ")+")")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "short windows, k=4 only, one repetition (smoke test)")
 	cmd.Flags().IntVar(&f.reps, "repetitions", 0, fmt.Sprintf("measure each memory figure this many times and report the median, min and max (0: %d, or 1 with --quick)", bench.DefaultRepetitions))
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as JSON")

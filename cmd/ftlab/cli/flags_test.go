@@ -162,6 +162,7 @@ func TestBenchFlagsOptions(t *testing.T) {
 	add := func(f *benchFlags) func(*cobra.Command) {
 		return func(cmd *cobra.Command) {
 			cmd.Flags().StringVar(&f.ks, "k", "4,8,16", "")
+			cmd.Flags().StringVar(&f.ccs, "cc", "", "")
 			cmd.Flags().BoolVar(&f.quick, "quick", false, "")
 			cmd.Flags().IntVar(&f.reps, "repetitions", 0, "")
 		}
@@ -176,6 +177,8 @@ func TestBenchFlagsOptions(t *testing.T) {
 		{[]string{"--k", "4,5"}, bench.Options{}, `--k: "5" is not an even fat-tree size`},
 		{[]string{"--k", ""}, bench.Options{}, `--k: "" is not`},
 		{[]string{"--repetitions", "-1"}, bench.Options{}, "--repetitions: -1 is negative"},
+		{[]string{"--cc", "mprdma, swift"}, bench.Options{CC: []string{"mprdma", "swift"}}, ""},
+		{[]string{"--cc", "mprdma,cubic"}, bench.Options{}, `--cc: cc: unknown congestion control "cubic"`},
 	} {
 		var f benchFlags
 		cmd := parse(t, add(&f), tt.args...)
