@@ -19,11 +19,11 @@
 //     then one MSS per window), from RFC 6928's 10-packet initial window; a
 //     loss halves the window once per window (fast recovery), a timeout
 //     restarts slow start from one packet.
-//   - mprdma: MP-RDMA's congestion control (Lu et al., NSDI 2018, 3.2), a
+//   - mprdma: MP-RDMA's congestion control (Lu et al., NSDI 2018), a
 //     DCTCP-like window without alpha, updated on every ACK: +1/cwnd
 //     packet without ECE, -1/2 packet with it. One window over all paths,
 //     so the flow gains one packet per round trip however many it uses.
-//   - nscc: Ultra Ethernet's NSCC (UE 1.0, 3.6.13; htsim's model), the
+//   - nscc: Ultra Ethernet's NSCC (UE specification 1.0; htsim's model), the
 //     four cases of ECN by queueing delay: proportional increase (unmarked,
 //     under target), fair increase (unmarked, over target), multiplicative
 //     decrease (marked, over target, once per base RTT), nothing (marked,

@@ -5,7 +5,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/transport"
 )
 
-// mprdma is MP-RDMA's congestion control (Lu et al., NSDI 2018, 3.2):
+// mprdma is MP-RDMA's congestion control (Lu et al., NSDI 2018):
 // one window for all of a connection's paths, updated on every ACK,
 // +increase/cwnd packets without ECE and -decrease packets with it. The
 // window is kept in packets, as the paper writes it.

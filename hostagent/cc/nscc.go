@@ -15,7 +15,7 @@ const (
 	nsccRefBDP = 100e9 / 8 * 12e-6 // bytes
 )
 
-// nscc is the Ultra Ethernet Transport's NSCC (UE 1.0, 3.6.13, after
+// nscc is the Ultra Ethernet Transport's NSCC (UE specification 1.0, after
 // htsim's reference model): a window in bytes driven by ECN and queueing
 // delay together.
 type nscc struct{ cfg NSCCParams }

@@ -24,7 +24,7 @@ type DCTCPParams struct {
 }
 
 // MPRDMAParams configure MP-RDMA's congestion control (Lu et al., NSDI
-// 2018, section 3.2): one window over all paths, changed on every ACK.
+// 2018): one window over all paths, changed on every ACK.
 type MPRDMAParams struct {
 	InitialWindow float64 `yaml:"initial_window" json:"initial_window_bdp" default:"1" gt:"0" max:"64" doc:"window of a new flow, in BDPs: an RDMA NIC starts at line rate"`
 	Increase      float64 `yaml:"increase" json:"increase" default:"1" gt:"0" max:"64" doc:"an ACK without ECE grows the window by increase/cwnd packets, so the flow as a whole gains increase packets per round trip however many paths it uses"`
@@ -33,7 +33,7 @@ type MPRDMAParams struct {
 }
 
 // NSCCParams configure the Ultra Ethernet Transport's network-signal
-// congestion control (UE specification 1.0, section 3.6.13; the reference
+// congestion control (UE specification 1.0, congestion management; the reference
 // model is htsim's). Its constants are given for the reference network
 // (100 Gbit/s, 12 us) and scaled to this one: a = BDP / reference BDP,
 // b = target / 12 us.

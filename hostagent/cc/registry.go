@@ -40,7 +40,7 @@ var Algorithms = []Algorithm{
 		New:    func(p *Params) transport.CongestionControl { return mprdma{*p.MPRDMA} }},
 	{Name: "nscc", Blocks: []string{"nscc"},
 		Signal: "ECN and queueing delay together: proportional or fair increase, multiplicative decrease when both say congested, quick adapt on loss or a long queue",
-		Source: "Ultra Ethernet NSCC (UE 1.0, 3.6.13; htsim's model), as Ofan 6.5-6.7 runs it",
+		Source: "Ultra Ethernet NSCC (UE specification 1.0; htsim's model), as Ofan 6.5-6.7 runs it",
 		New:    func(p *Params) transport.CongestionControl { return nscc{*p.NSCC} }},
 	{Name: "swift", Blocks: []string{"swift"},
 		Signal: "delay against a target scaled by hops and window: additive increase below, multiplicative decrease above, at most once per round trip",

@@ -47,7 +47,7 @@ func ccFabric(hosts int, seed uint64) sim.Config {
 // env, the fabric's base RTT being env.RTT.
 func withCC(t testing.TB, cfg transport.Config, algo string, env params.Env) transport.Config {
 	t.Helper()
-	c, err := cc.New(algo, cc.MustDefaults(algo, env))
+	c, err := cc.New(algo, cc.MustDefaults(algo, env)) // nil for none
 	if err != nil {
 		t.Fatal(err)
 	}
