@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -113,34 +112,6 @@ func BenchmarkStatePerFlow(b *testing.B) {
 			b.ReportMetric(rx, "rx-B/flow")
 			b.ReportMetric(tx, "tx-B/flow")
 			b.ReportMetric(rx*float64(flows)/1024, "rx-KiB/NIC")
-		})
-	}
-}
-
-// BenchmarkCCTransfer16MiB is BenchmarkTransfer16MiB's rss+pfld transfer
-// under every congestion control, none being the baseline of the same
-// run: the wall time per DATA packet is the engine's cost per packet (the
-// simulator's included, the same in every case), so the difference to
-// none is what the window, its updates and the pacing cost. ECN marks at
-// 64 KiB, so the ECN-driven windows move.
-func BenchmarkCCTransfer16MiB(b *testing.B) {
-	for _, algo := range cc.Names() {
-		b.Run(algo, func(b *testing.B) {
-			sc := lossyTransfer(schemes(b)["rss+pfld"], 1)
-			sc.Transport = withCC(b, sc.Transport, algo, simEnv)
-			if algo == cc.None {
-				sc.Transport.CC = nil
-			}
-			sc.Net.Host.ECNThreshold = 64 << 10
-			var pkts int
-			for b.Loop() {
-				res, err := Run(sc)
-				if err != nil {
-					b.Fatal(err)
-				}
-				pkts += res.Flows[0].Packets
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pkts), "ns/datapkt")
 		})
 	}
 }
