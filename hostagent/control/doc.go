@@ -21,7 +21,8 @@
 // every field optional, 0 meaning the default). Every agent of a run must be configured with the same scheme
 // before any of them sends, because a receiver runs the receiving half of
 // its own scheme (PFLD's NACKs, for one), and datagrams that arrive before
-// configure are dropped. name labels the agent's records (default: its
+// configure are dropped. The congestion control acts on the sending side
+// only; receivers echo marks and timestamps whatever theirs. name labels the agent's records (default: its
 // address).
 //
 // send starts a message of bytes bytes to the agent at address to, now.

@@ -16,8 +16,12 @@
 // A Flow is a PSN space to one peer. Messages queued on it are cut into
 // packets of at most MaxSegment payload bytes, numbered with consecutive
 // 32-bit PSNs starting at wire.InitialPSN(flow id). Packets leave through a
-// pacer at Config.Rate (no congestion control) while the bytes in flight
-// stay under Config.Window. Probes and retransmissions go before new data.
+// pacer while the bytes in flight stay under a window: Config.Rate and
+// Config.Window without congestion control; with one (Config.CC, a
+// CongestionControl from package hostagent/cc) the flow's controller's
+// window, one for all the flow's subflows and paths, paced at window over
+// SRTT, Config.Rate and Config.Window capping both. Probes and
+// retransmissions go before new data.
 // Every DATA packet is acknowledged by its own ACK, which also carries a
 // cumulative PSN and a 64-PSN selective bitmap, so a lost ACK is covered by
 // the next ones; ACKs echo the data packet's timestamp (RTT samples) and
