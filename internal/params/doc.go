@@ -22,8 +22,9 @@
 // implementing Checker.
 //
 // The engines declare their blocks next to the code that uses them (a
-// transport's in hostagent/scheme, a switch policy's in switchd) and list
-// them in their registries; the scenario decoder, the orchestrator-agent
+// transport's in hostagent/scheme, a congestion control's in hostagent/cc,
+// a switch policy's in switchd) and list them in their registries (a
+// Registry looks entries up and fills, checks and sets their blocks); the scenario decoder, the orchestrator-agent
 // protocol and docs/scenarios.md all read those declarations, so a
 // parameter is added in one place. The package is part of ftlab's ground
 // floor and imports nothing of ftlab above it.
