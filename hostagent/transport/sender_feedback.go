@@ -21,6 +21,7 @@ func (s *sender) onACK(pk *wire.Packet) {
 	// The echo names the copy the ACK answers, so the sample is exact
 	// even for retransmissions.
 	rtt := now.Sub(liftStamp(now, pk.TSEcr))
+	sampled := true // the ACK answers a copy this flow sent
 	if pk.Flags&wire.FlagProbeACK == 0 {
 		if p := s.ring.get(pk.PSN); p != nil {
 			s.rtt.sample(rtt)
@@ -37,6 +38,8 @@ func (s *sender) onACK(pk *wire.Packet) {
 				// faster path covered it): still this copy's delivery on
 				// its EV, which path-scoring schemes must hear about.
 				s.scheme.OnFeedback(Feedback{PSN: pk.PSN, EV: pk.EV, RTT: rtt, CE: pk.Flags&wire.FlagECE != 0, Dup: pk.Flags&wire.FlagDup != 0, At: now})
+			} else {
+				sampled = false
 			}
 		}
 	} else {
@@ -58,6 +61,9 @@ func (s *sender) onACK(pk *wire.Packet) {
 		s.rtt.backoff = 0
 	}
 	if s.cc != nil {
+		if !sampled || rtt < 0 {
+			rtt = 0
+		}
 		s.ccACK(pk, now, rtt, newly)
 	}
 	s.armRTO()
@@ -69,7 +75,7 @@ func (s *sender) ccACK(pk *wire.Packet, now clock.Time, rtt time.Duration, newly
 	s.cc.ctl.OnACK(CCAck{
 		At: now, Bytes: s.ackedBytes, Packets: newly,
 		CE: pk.Flags&wire.FlagECE != 0, Probe: pk.Flags&wire.FlagProbeACK != 0,
-		RTT: max(rtt, 0), SRTT: s.rtt.srtt, MinRTT: s.rtt.minRTT,
+		RTT: rtt, SRTT: s.rtt.srtt, MinRTT: s.rtt.minRTT,
 		Inflight: s.inflight, CumAck: s.ring.base, NextPSN: s.nextPSN,
 	})
 	s.applyCC()
