@@ -122,16 +122,18 @@ func TestLoopPostAndReaders(t *testing.T) {
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
 	read := 0
-	l.AddReader(p[0], func() bool {
+	if _, err := l.Watch(p[0], func() bool {
 		var b [3]byte
 		n, _ := unix.Read(p[0], b[:])
 		if n > 0 {
 			read += n
 		}
 		return n == len(b)
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	idle := 0
-	l.Idle = func() { idle++ }
+	l.OnIdle(func() { idle++ })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- l.Run(ctx) }()
@@ -167,5 +169,165 @@ func TestLoopPostAndReaders(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatal(err)
+	}
+}
+
+// TestSlotClose: closing a slot cancels its pending timers, keeps its
+// timers from being started or reset later, and drops its watches and
+// hooks, while the loop goes on serving the others.
+func TestSlotClose(t *testing.T) {
+	l, do := newLoop(t)
+	var mu sync.Mutex
+	fired := map[string]int{}
+	rec := func(name string) func() {
+		return func() { mu.Lock(); fired[name]++; mu.Unlock() }
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	var gone, kept *agent.Slot
+	var late clock.Timer
+	do(func() {
+		gone, kept = l.NewSlot(), l.NewSlot()
+		gone.AfterFunc(20*time.Millisecond, rec("gone"))
+		late = gone.AfterFunc(time.Hour, rec("gone-reset"))
+		kept.AfterFunc(20*time.Millisecond, rec("kept"))
+		if _, err := gone.Watch(p[0], func() bool { rec("gone-read")(); return false }); err != nil {
+			t.Error(err)
+		}
+		gone.OnIdle(rec("gone-idle"))
+		kept.OnIdle(rec("kept-idle"))
+		if l.Agents() != 2 {
+			t.Errorf("%d agents on the loop, want 2", l.Agents())
+		}
+	})
+	do(func() {
+		gone.Close()
+		if l.Agents() != 1 {
+			t.Errorf("%d agents after a close, want 1", l.Agents())
+		}
+		late.Reset(time.Millisecond)
+		gone.AfterFunc(time.Millisecond, rec("gone-after"))
+	})
+	mu.Lock()
+	idleAtClose := fired["gone-idle"]
+	mu.Unlock()
+	if _, err := unix.Write(p[1], []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		mu.Lock()
+		n := fired["kept"]
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the remaining slot's timer never fired")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(30 * time.Millisecond) // past every timer of the closed slot
+	do(func() {})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range []string{"gone", "gone-reset", "gone-after", "gone-read"} {
+		if fired[name] != 0 {
+			t.Errorf("%s ran %d times after its slot closed", name, fired[name])
+		}
+	}
+	if fired["gone-idle"] != idleAtClose {
+		t.Errorf("a closed slot's idle hook ran %d more times", fired["gone-idle"]-idleAtClose)
+	}
+	if fired["kept-idle"] == 0 {
+		t.Error("the remaining slot's hook never ran")
+	}
+}
+
+// TestLoopQuantum: with a quantum, timers due within it of the first run
+// in one wake-up (none early, each at most the quantum plus the wake-up
+// late), and arrivals within it of a read are read together.
+func TestLoopQuantum(t *testing.T) {
+	const q = 100 * time.Millisecond
+	l, do := newLoop(t)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	reads := make(chan int, 16)
+	var early []time.Duration
+	done := make(chan struct{})
+	var before agent.LoopStats
+	do(func() {
+		l.SetQuantum(q)
+		l.SetQuantum(time.Hour) // a longer one asked for later does not hold
+		if l.Quantum() != q {
+			t.Errorf("quantum %v, want %v", l.Quantum(), q)
+		}
+		if _, err := l.Watch(p[0], func() bool {
+			var b [64]byte
+			n, _ := unix.Read(p[0], b[:])
+			reads <- n
+			return false
+		}); err != nil {
+			t.Error(err)
+		}
+		before = l.Stats()
+		start := l.Now()
+		// Two groups of five timers, each group within a tenth of the
+		// quantum, the groups ten quanta apart.
+		left := 10
+		for g := range 2 {
+			for i := range 5 {
+				at := start.Add(time.Duration(g)*10*q + time.Duration(i)*q/50 + q)
+				l.AfterFunc(at.Sub(l.Now()), func() {
+					if d := at.Sub(l.Now()); d > 0 {
+						early = append(early, d)
+					}
+					if left--; left == 0 {
+						close(done)
+					}
+				})
+			}
+		}
+	})
+	<-done
+	var after agent.LoopStats
+	do(func() { after = l.Stats() })
+	if len(early) > 0 {
+		t.Errorf("timers ran early: %v", early)
+	}
+	// Two wake-ups for the timers, and the posts of do: a loaded machine
+	// can only merge more of them, never split a group.
+	if n := after.Sleeps - before.Sleeps; n > 4 {
+		t.Errorf("%d sleeps for two groups of coalescible timers", n)
+	}
+	// A first arrival is read at once; the ones written in the next few
+	// milliseconds (each of which would wake a loop without a quantum)
+	// wait for the rest of the quantum and are read in one go.
+	if _, err := unix.Write(p[1], []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-reads; n != 1 {
+		t.Fatalf("first read got %d bytes", n)
+	}
+	for range 5 {
+		if _, err := unix.Write(p[1], []byte("b")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	select {
+	case n := <-reads:
+		if n != 5 {
+			t.Errorf("arrivals within the quantum read as %d bytes then more, want 5 at once", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("arrivals never read")
 	}
 }

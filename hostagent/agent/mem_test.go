@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/netip"
 	"strings"
@@ -91,6 +92,7 @@ func (c *memConn) LocalAddr() netip.Addr    { return c.addr }
 func (c *memConn) MaxPayload() int          { return 1472 }
 func (c *memConn) Port() uint16             { return 4791 }
 func (c *memConn) Fd() int                  { return c.r }
+func (c *memConn) Batch() int               { return 1 << 30 } // ReadBatch drains the queue
 func (c *memConn) Flush() error             { return nil }
 func (c *memConn) Stats() netio.SocketStats { return c.stats }
 func (c *memConn) Close() error {
@@ -329,5 +331,81 @@ func TestEndOfInputStops(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"final":true`) {
 		t.Fatalf("no final stats after cancel:\n%s", out.String())
+	}
+}
+
+// TestSharedLoop: eight agents on one loop of a pool send to each other
+// (a ring), every message is delivered once, verified; an agent that
+// stops leaves the loop serving the others, and its unfinished message
+// and timers go with it.
+func TestSharedLoop(t *testing.T) {
+	pool, err := agent.NewPool(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // after the agents' cleanups: they run last-in first-out
+		if err := pool.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var n memNet
+	const hosts = 8
+	hs := make([]*agent.Handle, hosts)
+	for i := range hs {
+		h, err := agent.Start(context.Background(), agent.Options{Conn: n.conn(t, fmt.Sprintf("10.0.%d.2", i)), Loop: pool.Loop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Stop(); _ = h.Wait() })
+		hs[i] = h
+		if err := h.Do(&control.Configure{Scheme: "rss+pfld", Transport: control.Transport{HostParams: transport.HostParams{Pacing: 1e9}}}); err != nil {
+			t.Fatal(err)
+		}
+		expect[*control.Configured](t, h)
+	}
+	// The last agent sends to a host that is not there, then stops.
+	if err := hs[hosts-1].Do(&control.Send{Msg: 99, To: "10.9.9.9", Bytes: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs[hosts-1].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if f := expect[*control.Flow](t, hs[hosts-1]); f.Done {
+		t.Errorf("flow to nowhere done: %+v", f)
+	}
+	if st := expect[*control.Stats](t, hs[hosts-1]); !st.Final || st.Loop.Agents != hosts {
+		t.Errorf("final stats of the stopped agent: final %v, %d agents on its loop (want %d: it leaves after)", st.Final, st.Loop.Agents, hosts)
+	}
+	const size = 200000
+	for i := range hosts - 1 {
+		if err := hs[i].Do(&control.Send{Msg: int64(i), To: hs[(i+1)%(hosts-1)].Ready.Addr, Bytes: size}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent, recv := 0, 0
+	for i := range hosts - 1 {
+		for got := 0; got < 3; got++ { // sent, flow and one delivery each
+			switch e := nextEvent(t, hs[i]).(type) {
+			case *control.Sent:
+				sent++
+			case *control.Received:
+				if !e.Record.Verified || e.Record.Bytes != size {
+					t.Errorf("agent %d delivered %+v", i, e.Record)
+				}
+				recv++
+			case *control.Flow:
+			default:
+				t.Fatalf("agent %d: %T %+v", i, e, e)
+			}
+		}
+	}
+	if sent != hosts-1 || recv != hosts-1 {
+		t.Errorf("%d sent, %d delivered, want %d each", sent, recv, hosts-1)
+	}
+	if err := hs[0].Do(&control.StatsQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := expect[*control.Stats](t, hs[0]); st.Loop.Agents != hosts-1 || st.Loop.QuantumNs == 0 {
+		t.Errorf("loop stats %+v: want %d agents and a quantum", st.Loop, hosts-1)
 	}
 }

@@ -87,6 +87,11 @@ type Transport struct {
 	// SpinNs: the agent's event loop spins through waits up to this long
 	// instead of sleeping (precise pacing for a CPU; default 0).
 	SpinNs int64 `json:"spin_ns,omitempty"`
+	// QuantumNs is the batching quantum of the agent's event loop: timers
+	// due within it run in one wake-up, arrivals within it are read in one
+	// batch (default: a quarter of a packet time at the pacing rate; none
+	// when unpaced). Agents sharing a loop get the shortest of theirs.
+	QuantumNs int64 `json:"quantum_ns,omitempty"`
 }
 
 // Validate checks ranges; it does not know scheme names.
@@ -108,6 +113,7 @@ func (t *Transport) Validate() error {
 	}
 	neg("rto_granularity_ns", t.RTOGranularityNs)
 	neg("spin_ns", t.SpinNs)
+	neg("quantum_ns", t.QuantumNs)
 	neg("segment_bytes", int64(t.SegmentBytes))
 	neg("overhead_bytes", int64(t.OverheadBytes))
 	if t.MaxRTONs != 0 && int64(t.MinRTO) > t.MaxRTONs {
@@ -128,6 +134,9 @@ func (t *Transport) Validate() error {
 	}
 	if t.SpinNs > int64(1e9) {
 		errs = append(errs, fmt.Errorf("spin_ns %d above 1 s", t.SpinNs))
+	}
+	if t.QuantumNs > int64(1e9) {
+		errs = append(errs, fmt.Errorf("quantum_ns %d above 1 s", t.QuantumNs))
 	}
 	return errors.Join(errs...)
 }
@@ -220,10 +229,20 @@ type LoopStats struct {
 	Iterations uint64 `json:"iterations"`
 	Sleeps     uint64 `json:"sleeps"`
 	Spins      uint64 `json:"spins"`
+	Holdoffs   uint64 `json:"holdoffs"` // waits with the sockets held off (batching)
 	Timers     uint64 `json:"timers"`
 	Posted     uint64 `json:"posted"`
+	Reads      uint64 `json:"reads"`       // socket reads
 	LateMaxNs  int64  `json:"late_max_ns"` // worst lateness of a timer
 	LateMeanNs int64  `json:"late_mean_ns"`
+	// CPUNs is the loop thread's CPU time; WaitNs its time runnable but
+	// waiting for a CPU.
+	CPUNs  int64 `json:"cpu_ns"`
+	WaitNs int64 `json:"wait_ns"`
+	// Agents is how many agents share the loop (its counters are theirs
+	// together); QuantumNs is its batching quantum.
+	Agents    int   `json:"agents"`
+	QuantumNs int64 `json:"quantum_ns"`
 }
 
 // Stats are the agent's counters.

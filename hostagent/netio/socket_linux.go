@@ -281,6 +281,10 @@ func (c *SocketConn) Port() uint16 { return c.cfg.Port }
 // MaxPayload is the largest UDP payload: the MTU less IPv4 and UDP headers.
 func (c *SocketConn) MaxPayload() int { return c.maxPayload }
 
+// Batch is the most datagrams one ReadBatch hands over (and one sendmmsg
+// sends).
+func (c *SocketConn) Batch() int { return c.cfg.Batch }
+
 // Fd is the receiving socket, for an event loop to poll for readability
 // before calling ReadBatch.
 func (c *SocketConn) Fd() int { return c.udp }
@@ -333,6 +337,11 @@ func (c *SocketConn) Pending() int { return c.ntx }
 // are counted in Stats.TxErrors and dropped (the transport recovers them
 // like any loss).
 func (c *SocketConn) Flush() error {
+	if c.raw < 0 {
+		c.stats.TxErrors += uint64(c.ntx)
+		c.ntx = 0
+		return errors.New("netio: send: conn closed")
+	}
 	var first error
 	off := 0
 	for off < c.ntx {
@@ -473,13 +482,16 @@ func (c *SocketConn) deliver(b *rxBatch, r Receiver) {
 }
 
 // Close closes both sockets; queued datagrams are dropped. Stop Run (and
-// wait for it to return) first.
+// wait for it to return) first, and call nothing else of the conn after:
+// a Send or Flush after Close drops its datagrams (never writing to a
+// descriptor number the process may have reused since).
 func (c *SocketConn) Close() error {
 	c.closeOnce.Do(func() {
 		var errs []error
-		for _, fd := range []int{c.raw, c.udp} {
-			if fd >= 0 {
-				errs = append(errs, unix.Close(fd))
+		for _, fd := range []*int{&c.raw, &c.udp} {
+			if *fd >= 0 {
+				errs = append(errs, unix.Close(*fd))
+				*fd = -1
 			}
 		}
 		c.closeErr = errors.Join(errs...)

@@ -97,11 +97,11 @@ func (c *collect) HandleDatagram(d netio.Datagram) {
 	*c = append(*c, d)
 }
 
-// readN reads with ReadBatch until n datagrams arrived or a second passed.
+// readN reads with ReadBatch until n datagrams arrived or ten seconds passed.
 func readN(t *testing.T, c *netio.SocketConn, n int) collect {
 	t.Helper()
 	var got collect
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for len(got) < n && time.Now().Before(deadline) {
 		pfd := []unix.PollFd{{Fd: int32(c.Fd()), Events: unix.POLLIN}}
 		_, _ = unix.Poll(pfd, 10)
@@ -188,7 +188,7 @@ func TestSocketConn(t *testing.T) {
 		if err := c.Send(netio.Datagram{Peer: b.LocalAddr(), EV: ev, Payload: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
-		_ = plain.SetReadDeadline(time.Now().Add(time.Second))
+		_ = plain.SetReadDeadline(time.Now().Add(10 * time.Second))
 		buf := make([]byte, 16)
 		_, from, err := plain.ReadFromUDPAddrPort(buf)
 		if err != nil {
@@ -252,7 +252,7 @@ func TestSocketConnDeferredAndRun(t *testing.T) {
 				t.Fatalf("datagram %d has EV %d", i, ev)
 			}
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatalf("Run did not deliver %d datagrams", n)
 	}
 }
