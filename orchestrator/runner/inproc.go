@@ -24,33 +24,66 @@ import (
 const agentStartTimeout = 10 * time.Second
 
 // InProcessAgents runs one host agent per host of the lab inside this
-// process: each serves the control protocol (hostagent/control) over a
-// pair of pipes, with its sockets opened in its host's namespace (a socket
-// keeps the namespace it was made in). The runner speaks the same JSON
-// lines to it as it would to a hostagent process.
+// process, on one event loop per core (agent.Pool): each serves the
+// control protocol (hostagent/control) over a pair of pipes, with its
+// sockets opened in its host's namespace (a socket keeps the namespace it
+// was made in, so one loop thread polls the sockets of many hosts). The
+// runner speaks the same JSON lines to it as it would to a hostagent
+// process.
 func InProcessAgents(ctx context.Context, st *lab.State, store *lab.Store, cfg *scenario.Config, run *scenario.Run) (Agents, error) {
+	return AgentRuntime{}.Start(ctx, st, store, cfg, run)
+}
+
+// AgentRuntime says how in-process agents run.
+type AgentRuntime struct {
+	// Loops is the number of event loops the agents share (default: one
+	// per core, at most one per host).
+	Loops int
+	// PerHost gives every agent an event loop (and OS thread) of its own,
+	// as agent processes have: the way in-process agents ran before they
+	// shared loops, kept for comparison.
+	PerHost bool
+}
+
+// Start is an AgentStarter with this runtime.
+func (rt AgentRuntime) Start(ctx context.Context, st *lab.State, store *lab.Store, cfg *scenario.Config, run *scenario.Run) (Agents, error) {
 	conf, err := configureOf(cfg, run.Seed)
 	if err != nil {
 		return nil, err
 	}
-	// Every agent runs its event loop on its own locked OS thread, and a
-	// thread woken from ppoll must get one of Go's Ps before it can run:
-	// with GOMAXPROCS = cores, 16 agents queue for 2 Ps and their paced
-	// departures run milliseconds late (measured: pacing error 60%, CCT
-	// 2.2x its bound on the demo). One P per agent leaves the waiting to
-	// the kernel's scheduler (pacing error 20-35%, CCT 1.2-1.4x).
 	hosts := len(st.Topology.Hosts())
+	var pool *agent.Pool
+	threads := hosts
+	if !rt.PerHost {
+		n := rt.Loops
+		if n <= 0 {
+			n = runtime.NumCPU()
+		}
+		if pool, err = agent.NewPool(max(1, min(n, hosts))); err != nil {
+			return nil, fmt.Errorf("agent loops: %w", err)
+		}
+		threads = pool.Len()
+	}
+	// Every loop runs on its own locked OS thread, and a thread woken from
+	// its wait must get one of Go's Ps before it can run: with GOMAXPROCS
+	// = cores, loops queue for the Ps the runner's goroutines hold and
+	// their timers run milliseconds late. One P per loop on top of the
+	// cores leaves the waiting to the kernel's scheduler.
 	prevProcs := runtime.GOMAXPROCS(0)
-	if need := hosts + runtime.NumCPU(); prevProcs < need {
+	if need := threads + runtime.NumCPU(); prevProcs < need {
 		runtime.GOMAXPROCS(need)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	a := &inproc{prevProcs: prevProcs,
+	a := &inproc{prevProcs: prevProcs, pool: pool,
 		cancel: cancel, events: make(chan AgentEvent, 1024), quit: make(chan struct{}), byName: map[string]*inprocAgent{},
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
 	for _, h := range st.Topology.Hosts() {
-		ag, err := a.start(ctx, h, store.NamespaceName(st.Name, h.Name), switchd.HostMark(st.Topology, st.PinRoot, h.Name), conf)
+		opts := agent.Options{Namespace: store.NamespaceName(st.Name, h.Name), Addr: h.Addr, Mark: switchd.HostMark(st.Topology, st.PinRoot, h.Name)}
+		if pool != nil {
+			opts.Loop = pool.Loop()
+		}
+		ag, err := a.start(ctx, h, opts, conf)
 		if err != nil {
 			_, _ = a.Stop()
 			return nil, fmt.Errorf("agent %s: %w", h.Name, err)
@@ -70,6 +103,7 @@ type inproc struct {
 	byName map[string]*inprocAgent
 	events chan AgentEvent
 	quit   chan struct{} // closed by Stop: events are no longer read
+	pool   *agent.Pool   // the agents' loops; nil: a loop per agent
 
 	prevProcs int // GOMAXPROCS before the agents started, restored by Stop
 
@@ -90,13 +124,13 @@ type inprocAgent struct {
 	closed chan struct{} // the event reader finished
 }
 
-func (a *inproc) start(ctx context.Context, h *topology.Node, ns string, mark uint32, conf *control.Configure) (*inprocAgent, error) {
+func (a *inproc) start(ctx context.Context, h *topology.Node, opts agent.Options, conf *control.Configure) (*inprocAgent, error) {
 	cmdR, cmdW := io.Pipe()
 	evR, evW := io.Pipe()
 	ag := &inprocAgent{node: h, addr: h.Addr.String(), cmdW: cmdW, evR: control.NewLineReader(evR, control.MaxEventLine),
 		done: make(chan error, 1), closed: make(chan struct{})}
 	go func() {
-		err := agent.Serve(ctx, cmdR, evW, agent.Options{Namespace: ns, Addr: h.Addr, Mark: mark})
+		err := agent.Serve(ctx, cmdR, evW, opts)
 		evW.CloseWithError(io.EOF)
 		ag.done <- err
 	}()
@@ -248,6 +282,11 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 		}
 	}
 	a.cancel()
+	if a.pool != nil {
+		if err := a.pool.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("agent loops: %w", err))
+		}
+	}
 	runtime.GOMAXPROCS(a.prevProcs)
 	a.mu.Lock()
 	defer a.mu.Unlock()
