@@ -73,6 +73,26 @@ func pair(t *testing.T) (a, b string) {
 			_ = s.h.LinkSetUp(lo)
 		}
 	}
+	// Permanent neighbours, as the fabric has: with ARP left to resolve,
+	// a burst sent at once overflows the unresolved queue and is lost.
+	la, err := nla.LinkByName("va")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := nlb.LinkByName("vb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct {
+		h        *netlink.Handle
+		on, peer netlink.Link
+		ip       string
+	}{{nla, la, lb, "10.99.0.2"}, {nlb, lb, la, "10.99.0.1"}} {
+		if err := n.h.NeighSet(&netlink.Neigh{LinkIndex: n.on.Attrs().Index, State: netlink.NUD_PERMANENT, Family: netlink.FAMILY_V4,
+			IP: net.ParseIP(n.ip), HardwareAddr: n.peer.Attrs().HardwareAddr}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return a, b
 }
 
