@@ -344,7 +344,7 @@ func (a *agent) configure(c *control.Configure) error {
 		return fmt.Errorf("mtu %d above the socket's %d (start the agent with a larger MTU)", t.MTU, max)
 	}
 	if t.SegmentBytes == 0 {
-		t.SegmentBytes = t.MTU - 28 - 40
+		t.SegmentBytes = t.MTU - netio.IPv4UDPOverhead - wire.DataLen
 	}
 	if t.Seed == 0 {
 		var b [8]byte

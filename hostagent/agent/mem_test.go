@@ -160,7 +160,7 @@ func TestProtocol(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := expect[*control.Configured](t, h)
-		if c.Scheme != "rss+pfld" || c.Transport.SegmentBytes != 1432 || c.Transport.Window != 256<<10 || c.Transport.MinRTO != time.Millisecond || c.Name != h.Ready.Addr {
+		if c.Scheme != "rss+pfld" || c.Transport.SegmentBytes != 1424 || c.Transport.Window != 256<<10 || c.Transport.MinRTO != time.Millisecond || c.Name != h.Ready.Addr {
 			t.Fatalf("configured %+v", c)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
 )
 
 // Version is the protocol version the ready event announces. 3: configure
@@ -77,7 +78,7 @@ type Transport struct {
 	// MTU is the IP MTU of the host's link (default 1500).
 	MTU int `json:"mtu,omitempty"`
 	// SegmentBytes is the payload per DATA packet (default and maximum:
-	// MTU - 28 (IPv4, UDP) - 40 (DATA header)).
+	// MTU - 28 (IPv4, UDP) - 48 (DATA header)).
 	SegmentBytes int `json:"segment_bytes,omitempty"`
 	// OverheadBytes is what a datagram costs on the link beyond its UDP
 	// payload, for pacing (default 42: Ethernet, IPv4, UDP).
@@ -126,8 +127,8 @@ func (t *Transport) Validate() error {
 	if mtu == 0 {
 		mtu = 1500
 	}
-	if seg := mtu - 28 - 40; t.SegmentBytes > seg {
-		errs = append(errs, fmt.Errorf("segment_bytes %d exceeds %d (mtu %d less 68 bytes of headers)", t.SegmentBytes, seg, mtu))
+	if seg := mtu - netio.IPv4UDPOverhead - wire.DataLen; t.SegmentBytes > seg {
+		errs = append(errs, fmt.Errorf("segment_bytes %d exceeds %d (mtu %d less %d bytes of headers)", t.SegmentBytes, seg, mtu, netio.IPv4UDPOverhead+wire.DataLen))
 	}
 	if t.Window > 1<<30 {
 		errs = append(errs, fmt.Errorf("window_bytes %d above 1 GiB", t.Window))

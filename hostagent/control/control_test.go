@@ -77,7 +77,7 @@ func TestDecodeCommandRejects(t *testing.T) {
 		{`{"cmd":"configure","scheme":"rss","transport":{"min_rto_ns":-5}}`, `negative`},
 		{`{"cmd":"configure","scheme":"rss","transport":{"rto":"fixed"}}`, `rto "fixed": want rfc6298 or paper`},
 		{`{"cmd":"configure","scheme":"rss","transport":{"rto":"paper","max_rtt_ns":-1}}`, `max_rtt_ns -1 is negative`},
-		{`{"cmd":"configure","scheme":"rss","transport":{"segment_bytes":1500}}`, `segment_bytes 1500 exceeds 1432`},
+		{`{"cmd":"configure","scheme":"rss","transport":{"segment_bytes":1500}}`, `segment_bytes 1500 exceeds 1424`},
 		{`{"cmd":"configure","scheme":"rss","params":{"rss":{"sigma":"16"}},"transport":{}}`, `cannot unmarshal`},
 		{`{"cmd":"configure","scheme":"rss","params":{"sigma":16},"transport":{}}`, `unknown field "sigma"`},
 	} {

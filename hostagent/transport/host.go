@@ -16,7 +16,7 @@ type HostParams struct {
 	RTOAllowance time.Duration `yaml:"rto_allowance" json:"rto_allowance_ns" default:"4rtt" rtt:"ok" min:"1us" doc:"rto: paper only: the queueing allowance added to the fabric's maximum unloaded RTT; without congestion control a queue can hold a whole buffer, so keep it above the longest queueing delay a packet may meet, or the timer fires on packets that are only queued"`
 	MinRTO       time.Duration `yaml:"min_rto" json:"min_rto_ns" default:"4rtt" rtt:"ok" min:"1us" doc:"rto: rfc6298 only: smallest retransmission timeout; a fixed one would fire spuriously at low rates, where an RTT takes tens of milliseconds"`
 	InitialRTO   time.Duration `yaml:"initial_rto" json:"initial_rto_ns" default:"8rtt" rtt:"ok" min:"1us" doc:"rto: rfc6298 only: retransmission timeout before a flow's first RTT sample"`
-	Header       uint64        `yaml:"header" json:"header_bytes" default:"82B" unit:"size" min:"42B" max:"256B" doc:"bytes every data packet carries besides payload, from the Ethernet header on: Ethernet 14 + IPv4 20 + UDP 8 + the DATA header (40 bytes in hostagent/wire); payload per packet is at most MTU + 14 - header; used by the CCT lower bound"`
+	Header       uint64        `yaml:"header" json:"header_bytes" default:"90B" unit:"size" min:"42B" max:"256B" doc:"bytes every data packet carries besides payload, from the Ethernet header on: Ethernet 14 + IPv4 20 + UDP 8 + the DATA header (48 bytes in hostagent/wire); payload per packet is at most MTU + 14 - header; used by the CCT lower bound"`
 }
 
 // RTO modes (HostParams.RTO, Config.RTO).

@@ -5,12 +5,13 @@ import "fmt"
 // Magic is the first halfword of every packet ("FT").
 const Magic uint16 = 0x4654
 
-// Version is the only header version this package speaks.
-const Version uint8 = 1
+// Version is the only header version this package speaks. Version 2
+// added the delay and jitter words the switches accumulate.
+const Version uint8 = 2
 
 // Sizes in bytes.
 const (
-	CommonLen     = 28              // the header every packet starts with
+	CommonLen     = 36              // the header every packet starts with
 	DataLen       = CommonLen + 12  // DATA header, before the payload
 	AckLen        = CommonLen + 12  // a whole ACK
 	NACKBaseLen   = CommonLen + 4   // a NACK before its PSN list
@@ -19,6 +20,14 @@ const (
 	MaxSubflowBit = 15              // largest sfbits: sigma up to 32768
 	MaxPayload    = 65535 - DataLen // payload length fits the 16-bit field
 	SACKBits      = 64              // PSNs below psn covered by an ACK's sack
+)
+
+// Offsets of the words every switch on a packet's way adds to (see the
+// package doc): fixed, whatever the type, so the data plane finds them at
+// a constant distance from the UDP header.
+const (
+	DelayOff  = 28
+	JitterOff = 32
 )
 
 // Type says what a packet is.
@@ -88,6 +97,10 @@ type Header struct {
 	PSN         uint32
 	TSVal       uint32
 	TSEcr       uint32
+	// Delay is the propagation delay, in ns, of the links the packet has
+	// crossed so far, which every switch adds at ingress; Jitter is the
+	// sum of those links' jitter bounds. Senders send 0.
+	Delay, Jitter uint32
 }
 
 // Packet is a parsed or to-be-marshaled packet. Only the fields of its type

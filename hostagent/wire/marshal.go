@@ -27,19 +27,22 @@ func Append(b []byte, p *Packet) ([]byte, error) {
 	be.PutUint32(w[16:], p.PSN)
 	be.PutUint32(w[20:], p.TSVal)
 	be.PutUint32(w[24:], p.TSEcr)
+	be.PutUint32(w[DelayOff:], p.Delay)
+	be.PutUint32(w[JitterOff:], p.Jitter)
+	const c = CommonLen // the type's own part starts here
 	switch p.Type {
 	case TypeData:
-		be.PutUint32(w[28:], p.Offset)
-		be.PutUint32(w[32:], p.MsgLen)
-		be.PutUint16(w[36:], uint16(len(p.Payload)))
-		be.PutUint16(w[38:], uint16(p.Path))
+		be.PutUint32(w[c:], p.Offset)
+		be.PutUint32(w[c+4:], p.MsgLen)
+		be.PutUint16(w[c+8:], uint16(len(p.Payload)))
+		be.PutUint16(w[c+10:], uint16(p.Path))
 		copy(w[DataLen:], p.Payload)
 	case TypeACK:
-		be.PutUint32(w[28:], p.CumAck)
-		be.PutUint64(w[32:], p.SACK)
+		be.PutUint32(w[c:], p.CumAck)
+		be.PutUint64(w[c+4:], p.SACK)
 	case TypeNACK:
-		be.PutUint16(w[28:], uint16(len(p.NACKs)))
-		w[30], w[31] = 0, 0
+		be.PutUint16(w[c:], uint16(len(p.NACKs)))
+		w[c+2], w[c+3] = 0, 0
 		for i, psn := range p.NACKs {
 			be.PutUint32(w[NACKBaseLen+4*i:], psn)
 		}
@@ -67,7 +70,7 @@ func AppendData(b []byte, p *Packet, payloadLen int) ([]byte, []byte, error) {
 	}
 	n := len(b)
 	b, _ = Append(b, &q)
-	binary.BigEndian.PutUint16(b[n+36:], uint16(payloadLen))
+	binary.BigEndian.PutUint16(b[n+CommonLen+8:], uint16(payloadLen))
 	b = grow(b, payloadLen)
 	return b, b[n+DataLen:], nil
 }

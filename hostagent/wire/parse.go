@@ -13,21 +13,22 @@ func Parse(b []byte, p *Packet) error {
 	be := binary.BigEndian
 	nacks := p.NACKs[:0]
 	*p = Packet{Header: h}
+	const c = CommonLen // the type's own part starts here
 	switch h.Type {
 	case TypeData:
 		if len(b) < DataLen {
 			return perr(ErrTruncated, "data header", uint64(len(b)))
 		}
-		p.Path = PathMap(be.Uint16(b[38:]))
+		p.Path = PathMap(be.Uint16(b[c+10:]))
 		if !p.Path.valid() {
 			return perr(ErrReserved, "data path", uint64(p.Path))
 		}
-		n := int(be.Uint16(b[36:]))
+		n := int(be.Uint16(b[c+8:]))
 		if len(b)-DataLen != n {
 			return perr(ErrLength, "length", uint64(len(b)-DataLen))
 		}
-		p.Offset = be.Uint32(b[28:])
-		p.MsgLen = be.Uint32(b[32:])
+		p.Offset = be.Uint32(b[c:])
+		p.MsgLen = be.Uint32(b[c+4:])
 		if uint64(p.Offset)+uint64(n) > uint64(p.MsgLen) {
 			return perr(ErrField, "offset+length", uint64(p.Offset)+uint64(n))
 		}
@@ -36,16 +37,16 @@ func Parse(b []byte, p *Packet) error {
 		if len(b) != AckLen {
 			return perr(lenErr(len(b), AckLen), "ack length", uint64(len(b)))
 		}
-		p.CumAck = be.Uint32(b[28:])
-		p.SACK = be.Uint64(b[32:])
+		p.CumAck = be.Uint32(b[c:])
+		p.SACK = be.Uint64(b[c+4:])
 	case TypeNACK:
 		if len(b) < NACKBaseLen {
 			return perr(ErrTruncated, "nack header", uint64(len(b)))
 		}
-		if r := be.Uint16(b[30:]); r != 0 {
+		if r := be.Uint16(b[c+2:]); r != 0 {
 			return perr(ErrReserved, "nack reserved", uint64(r))
 		}
-		n := int(be.Uint16(b[28:]))
+		n := int(be.Uint16(b[c:]))
 		if n == 0 || n > MaxNACKPSNs {
 			return perr(ErrField, "nack count", uint64(n))
 		}
@@ -100,6 +101,8 @@ func ParseHeader(b []byte, h *Header) error {
 		PSN:         be.Uint32(b[16:]),
 		TSVal:       be.Uint32(b[20:]),
 		TSEcr:       be.Uint32(b[24:]),
+		Delay:       be.Uint32(b[DelayOff:]),
+		Jitter:      be.Uint32(b[JitterOff:]),
 	}
 	return nil
 }

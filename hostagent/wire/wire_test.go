@@ -11,7 +11,8 @@ import (
 )
 
 func hdr(t Type) Header {
-	return Header{Type: t, SubflowBits: 4, EV: 0xBEEF, Flow: 0x01020304, Msg: 7, PSN: 0xFFFFFFF0, TSVal: 123456789, TSEcr: 42}
+	return Header{Type: t, SubflowBits: 4, EV: 0xBEEF, Flow: 0x01020304, Msg: 7, PSN: 0xFFFFFFF0, TSVal: 123456789, TSEcr: 42,
+		Delay: 0x00ABCDEF, Jitter: 1000}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -60,10 +61,11 @@ func TestByteLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []byte{
-		0x46, 0x54, 1, 1, 0x01, 4, 0xBE, 0xEF, // magic version type flags sfbits ev
+		0x46, 0x54, 2, 1, 0x01, 4, 0xBE, 0xEF, // magic version type flags sfbits ev
 		1, 2, 3, 4, 0, 0, 0, 7, // flow msg
 		0xFF, 0xFF, 0xFF, 0xF0, // psn
 		0x07, 0x5B, 0xCD, 0x15, 0, 0, 0, 42, // tsval tsecr
+		0, 0xAB, 0xCD, 0xEF, 0, 0, 0x03, 0xE8, // delay jitter
 		0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0, 1, 0, 0, // offset msglen length reserved
 		0xAA,
 	}
@@ -97,7 +99,8 @@ func TestParseErrors(t *testing.T) {
 		{"empty", nil, ErrTruncated},
 		{"short common", data[:CommonLen-1], ErrTruncated},
 		{"magic", with(data, func(b []byte) { b[0] = 0 }), ErrMagic},
-		{"version", with(data, func(b []byte) { b[2] = 2 }), ErrVersion},
+		{"version 1 (no delay words)", with(data, func(b []byte) { b[2] = 1 }), ErrVersion},
+		{"version 3", with(data, func(b []byte) { b[2] = 3 }), ErrVersion},
 		{"type zero", with(data, func(b []byte) { b[3] = 0 }), ErrType},
 		{"type high", with(data, func(b []byte) { b[3] = 8 }), ErrType},
 		{"unknown flag", with(data, func(b []byte) { b[4] = 0x80 }), ErrFlags},
@@ -105,19 +108,19 @@ func TestParseErrors(t *testing.T) {
 		{"flag on probe", with(probe, func(b []byte) { b[4] = uint8(FlagRetx) }), ErrFlags},
 		{"sfbits", with(data, func(b []byte) { b[5] = 16 }), ErrField},
 		{"data header short", data[:DataLen-1], ErrTruncated},
-		{"data reserved", with(data, func(b []byte) { b[39] = 1 }), ErrReserved},
-		{"path map fpsn without paths", with(data, func(b []byte) { b[38] = 0x07 }), ErrReserved},
+		{"data reserved", with(data, func(b []byte) { b[CommonLen+11] = 1 }), ErrReserved},
+		{"path map fpsn without paths", with(data, func(b []byte) { b[CommonLen+10] = 0x07 }), ErrReserved},
 		{"payload short", data[:len(data)-1], ErrLength},
 		{"payload long", append(bytes.Clone(data), 0), ErrLength},
-		{"past message end", with(data, func(b []byte) { binary.BigEndian.PutUint32(b[28:], 8) }), ErrField},
-		{"offset overflow", with(data, func(b []byte) { binary.BigEndian.PutUint32(b[28:], 0xFFFFFFFF) }), ErrField},
+		{"past message end", with(data, func(b []byte) { binary.BigEndian.PutUint32(b[CommonLen:], 8) }), ErrField},
+		{"offset overflow", with(data, func(b []byte) { binary.BigEndian.PutUint32(b[CommonLen:], 0xFFFFFFFF) }), ErrField},
 		{"ack short", ack[:AckLen-1], ErrTruncated},
 		{"ack long", append(bytes.Clone(ack), 0), ErrLength},
-		{"nack zero count", with(nack, func(b []byte) { b[29] = 0 }), ErrField},
-		{"nack count high", with(nack, func(b []byte) { binary.BigEndian.PutUint16(b[28:], MaxNACKPSNs+1) }), ErrField},
-		{"nack count past end", with(nack, func(b []byte) { b[29] = 2 }), ErrTruncated},
+		{"nack zero count", with(nack, func(b []byte) { b[CommonLen+1] = 0 }), ErrField},
+		{"nack count high", with(nack, func(b []byte) { binary.BigEndian.PutUint16(b[CommonLen:], MaxNACKPSNs+1) }), ErrField},
+		{"nack count past end", with(nack, func(b []byte) { b[CommonLen+1] = 2 }), ErrTruncated},
 		{"nack trailing", append(bytes.Clone(nack), 0, 0), ErrLength},
-		{"nack reserved", with(nack, func(b []byte) { b[31] = 1 }), ErrReserved},
+		{"nack reserved", with(nack, func(b []byte) { b[CommonLen+3] = 1 }), ErrReserved},
 		{"nack short", nack[:NACKBaseLen-1], ErrTruncated},
 		{"probe long", append(bytes.Clone(probe), 0), ErrLength},
 	}
@@ -215,7 +218,7 @@ func TestPathMapLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := binary.BigEndian.Uint16(b[38:]); got != 3<<11|0x4DE {
+	if got := binary.BigEndian.Uint16(b[CommonLen+10:]); got != 3<<11|0x4DE {
 		t.Errorf("path halfword %#04x, want %#04x", got, 3<<11|0x4DE)
 	}
 }

@@ -64,7 +64,7 @@ func TestErrors(t *testing.T) {
 			want: []string{
 				`s.yaml:2:37: workload.size: cannot parse "1Mb": unit "Mb" ends in a lowercase b, which usually means bits; sizes are in bytes: write MiB (1048576 bytes) or MB (1000000 bytes)`,
 				`s.yaml:4:12: rss.tau: "10" has no unit, e.g. 10ms (valid: ns, us, ms, s, m, h); or a multiple of the base RTT such as 2rtt`,
-				`s.yaml:4:24: rss.jitter: jitter 1h0m0s must be shorter than tau 2.56608ms, or deadlines could pass before they are set`,
+				`s.yaml:4:24: rss.jitter: jitter 1h0m0s must be shorter than tau 2.56992ms, or deadlines could pass before they are set`,
 				`s.yaml:5:16: host.pacing: cannot parse "10MBps": unit "MBps" has a capital B, which means bytes; rates are in bits per second (valid: bit, Kbit, Mbit, Gbit, Tbit, bps, Kbps, Mbps, Gbps); or "line"`,
 			},
 		},
@@ -82,7 +82,7 @@ func TestErrors(t *testing.T) {
 		{
 			name: "window beyond the pfld bitmap",
 			src:  k4 + perm + "transport: rss+pfld\nhost: {window: 1MiB}\n",
-			want: []string{`s.yaml:4:8: host.window: a window of 1MiB is 733 packets of 1432 bytes, more than the 512 PSNs pfld.bitmap_bits tracks; lower host.window or raise pfld.bitmap_bits`},
+			want: []string{`s.yaml:4:8: host.window: a window of 1MiB is 737 packets of 1424 bytes, more than the 512 PSNs pfld.bitmap_bits tracks; lower host.window or raise pfld.bitmap_bits`},
 		},
 		{
 			name: "unused block",

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -88,8 +89,8 @@ func (s *Scenario) NeedsRate() bool {
 // Base RTT model.
 const (
 	// ackFrame is a header-only transport packet on the wire: Ethernet 14,
-	// IPv4 20, UDP 8, ftlab's header 40.
-	ackFrame = 82
+	// IPv4 20, UDP 8, ftlab's ACK 48 (wire.AckLen).
+	ackFrame = 90
 	// perHopProcessing is what a hop adds besides serialization on ftlab's
 	// kind of machine: veth, XDP and TC, a softirq hand-off (measured:
 	// pingall over 12 hops of an idle k=4 shaped lab, p50 1.9 ms).
@@ -137,7 +138,7 @@ func rttParts(t *topology.Topology) rttPartsOf {
 	return rttPartsOf{
 		hops:          hops,
 		frame:         mtu + ethernetHeader,
-		serialization: time.Duration(bits / float64(full) * 1e9),
+		serialization: time.Duration(math.Round(bits / float64(full) * 1e9)),
 		processing:    time.Duration(2*hops) * perHopProcessing,
 	}
 }

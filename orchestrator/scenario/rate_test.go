@@ -189,8 +189,8 @@ func TestMaxRTT(t *testing.T) {
 		t.Errorf("symmetric fabric: max RTT %v, base RTT %v: want equal", sym.MaxRTT, sym.BaseRTT)
 	}
 	asym := mustParse(t, asymmetric, nil).Cells[0].Config
-	// 12 full-rate hop times of (1514 + 82) B at 100 Mbit/s, plus 12 x 150 µs.
-	want := time.Duration(12*(1514+82)*8*10) + 12*perHopProcessing
+	// 12 full-rate hop times of (1514 + 90) B at 100 Mbit/s, plus 12 x 150 µs.
+	want := time.Duration(12*(1514+90)*8*10) + 12*perHopProcessing
 	if asym.BaseRTT != sym.BaseRTT || asym.MaxRTT != want {
 		t.Errorf("a0-1 at 25 Mbit/s: base RTT %v (want %v), max RTT %v (want %v)", asym.BaseRTT, sym.BaseRTT, asym.MaxRTT, want)
 	}

@@ -45,27 +45,27 @@ func TestDefaults(t *testing.T) {
 		Transport: TransportECMP,
 		Params:    scheme.Params{ECMP: &scheme.ECMPParams{}},
 		CC:        "none",
-		Host: HostParams{Pacing: 0, Window: 256 << 10, RTO: "rfc6298", RTOAllowance: 4 * 2566080 * time.Nanosecond,
-			MinRTO: 4 * 2566080 * time.Nanosecond, InitialRTO: 8 * 2566080 * time.Nanosecond, Header: 82},
+		Host: HostParams{Pacing: 0, Window: 256 << 10, RTO: "rfc6298", RTOAllowance: 4 * 2569920 * time.Nanosecond,
+			MinRTO: 4 * 2569920 * time.Nanosecond, InitialRTO: 8 * 2569920 * time.Nanosecond, Header: 90},
 		Workload:         workload.Spec{Kind: workload.Permutation, Size: workload.Fixed(1 << 20)},
 		Faults:           []Fault{},
 		Timeout:          60 * time.Second,
 		ConvergenceDelay: 50 * time.Millisecond,
-		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 82) B x 8 /
-		// 100 Mbit/s = 766.08 µs, plus 12 x 150 µs of processing.
-		BaseRTT: 2566080 * time.Nanosecond,
-		MaxRTT:  2566080 * time.Nanosecond, // every link at one rate
+		// k=4 at 100 Mbit/s, MTU 1500: 6 hops x (1514 + 90) B x 8 /
+		// 100 Mbit/s = 769.92 µs, plus 12 x 150 µs of processing.
+		BaseRTT: 2569920 * time.Nanosecond,
+		MaxRTT:  2569920 * time.Nanosecond, // every link at one rate
 		// The same RTT without the 1.8 ms of processing, over the 1514-byte
 		// frame time at 100 Mbit/s (121.12 us): 6.32 packets, and 21.19 as
 		// emulated; processing is 1.8/2.566 of it.
 		Regime: Regime{Dilation: 1, TopologyRateBps: 100e6, EmulatedRateBps: 100e6, FrameBytes: 1514,
-			TopologyRTT: 766080 * time.Nanosecond, EmulatedRTT: 2566080 * time.Nanosecond,
-			TopologyBDP: 766.08 / 121.12, EmulatedBDP: 2566.08 / 121.12, ProcessingShare: 1800 / 2566.08},
+			TopologyRTT: 769920 * time.Nanosecond, EmulatedRTT: 2569920 * time.Nanosecond,
+			TopologyBDP: 769.92 / 121.12, EmulatedBDP: 2569.92 / 121.12, ProcessingShare: 1800 / 2569.92},
 	}
 	if diff := cmp.Diff(wantCfg, s.Cells[0].Config, ignoreUnexported, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
-	if w := s.Cells[0].Config.Wire(); w != (workload.Wire{Header: 82, Payload: 1432}) {
+	if w := s.Cells[0].Config.Wire(); w != (workload.Wire{Header: 90, Payload: 1424}) {
 		t.Errorf("wire %+v", w)
 	}
 	r := s.Cells[0].Runs[0]
@@ -97,7 +97,7 @@ func TestBlockDefaults(t *testing.T) {
 		t.Errorf("psnpath (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(HostParams{Pacing: 50_000_000, Window: 32 << 10, RTO: "rfc6298", RTOAllowance: 4 * c.BaseRTT,
-		MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 82}, c.Host); diff != "" {
+		MinRTO: 4 * c.BaseRTT, InitialRTO: 8 * c.BaseRTT, Header: 90}, c.Host); diff != "" {
 		t.Errorf("host (-want +got):\n%s", diff)
 	}
 	for _, tr := range []Transport{RSSRACK, PLB, REPS} {
@@ -503,7 +503,7 @@ func TestResolvedJSON(t *testing.T) {
 }
 
 // TestBoundWithDefaults checks the worked example of docs/scenarios.md:
-// with the default header and MTU, a 14320-byte message is 10 packets of
+// with the default header and MTU, a 14240-byte message is 10 packets of
 // 1514 bytes; across the core its bound is 1.2112 ms + 5 x 121.12 us, and
 // two of them into one host take 5 x 121.12 us + 30280 bytes at 100 Mbit/s.
 func TestBoundWithDefaults(t *testing.T) {
@@ -511,8 +511,8 @@ func TestBoundWithDefaults(t *testing.T) {
 		hosts, matrix string
 		want          time.Duration
 	}{
-		{"[h0-0-0, h3-0-0]", "[[0, 14320], [0, 0]]", 1211200 + 5*121120},
-		{"[h0-0-0, h1-0-0, h3-0-0]", "[[0, 0, 14320], [0, 0, 14320], [0, 0, 0]]", 5*121120 + 2422400},
+		{"[h0-0-0, h3-0-0]", "[[0, 14240], [0, 0]]", 1211200 + 5*121120},
+		{"[h0-0-0, h1-0-0, h3-0-0]", "[[0, 0, 14240], [0, 0, 14240], [0, 0, 0]]", 5*121120 + 2422400},
 	}
 	for _, tc := range tests {
 		s := mustParse(t, "topology: {kind: fattree, k: 4}\nworkload: {kind: all-to-all-v, matrix: tm.yaml, hosts: "+tc.hosts+"}\n",

@@ -9,11 +9,11 @@
 -- RoCEv2; the "ftlab" protocol preferences change it), and a packet's UDP
 -- source port is its entropy value (EV), except that EV 0 is sent from
 -- port 0x8000. Packets on other ports are found by a heuristic: magic
--- 0x4654 ("FT"), version 1 and a known type.
+-- 0x4654 ("FT"), version 2 and a known type.
 --
 -- Layout (big-endian), from hostagent/wire/doc.go:
---   common (28): magic(2) version(1) type(1) flags(1) sfbits(1) ev(2)
---                flow(4) msg(4) psn(4) tsval(4) tsecr(4)
+--   common (36): magic(2) version(1) type(1) flags(1) sfbits(1) ev(2)
+--                flow(4) msg(4) psn(4) tsval(4) tsecr(4) delay(4) jitter(4)
 --   DATA  (+12): offset(4) msglen(4) length(2) path(2), then the payload
 --   ACK   (+12): cumack(4) sack(8)
 --   NACK  (+4n+4): count(2) reserved(2) psn(4) x count
@@ -22,11 +22,12 @@
 local ftlab = Proto("ftlab", "ftlab transport")
 
 local MAGIC = 0x4654
-local VERSION = 1
-local COMMON_LEN = 28
-local DATA_LEN = 40
-local ACK_LEN = 40
-local NACK_BASE_LEN = 32
+local VERSION = 2
+local COMMON_LEN = 36
+local DATA_LEN = 48
+local ACK_LEN = 48
+local NACK_BASE_LEN = 40
+local C = COMMON_LEN -- where a type's own part starts
 local EV_ZERO_PORT = 0x8000
 local MAX_NACK_PSNS = 256
 local SACK_BITS = 64
@@ -62,6 +63,8 @@ f.msg = ProtoField.uint32("ftlab.msg", "Message", base.DEC)
 f.psn = ProtoField.uint32("ftlab.psn", "PSN", base.DEC)
 f.tsval = ProtoField.uint32("ftlab.tsval", "TSval (sender clock, ns, low 32 bits)", base.DEC)
 f.tsecr = ProtoField.uint32("ftlab.tsecr", "TSecr (echoed TSval)", base.DEC)
+f.delay = ProtoField.uint32("ftlab.delay", "Propagation delay so far (ns, added by each switch)", base.DEC)
+f.jitter = ProtoField.uint32("ftlab.jitter", "Jitter bound so far (ns)", base.DEC)
 -- DATA
 f.offset = ProtoField.uint32("ftlab.offset", "Offset in message", base.DEC)
 f.msglen = ProtoField.uint32("ftlab.msglen", "Message length", base.DEC)
@@ -170,6 +173,8 @@ local function dissect(tvb, pinfo, root)
 	tree:add(f.psn, tvb(16, 4))
 	tree:add(f.tsval, tvb(20, 4))
 	tree:add(f.tsecr, tvb(24, 4))
+	tree:add(f.delay, tvb(28, 4))
+	tree:add(f.jitter, tvb(32, 4))
 
 	local info = string.format("%s flow %d msg %d psn %d ev 0x%04x", tname, flow, msg, psn, ev)
 	local consumed = COMMON_LEN
@@ -177,23 +182,23 @@ local function dissect(tvb, pinfo, root)
 		if cap < DATA_LEN then
 			tree:add_proto_expert_info(e.cut)
 		else
-			local off, mlen, plen = tvb(28, 4):uint(), tvb(32, 4):uint(), tvb(36, 2):uint()
-			tree:add(f.offset, tvb(28, 4))
-			tree:add(f.msglen, tvb(32, 4))
-			local lt = tree:add(f.length, tvb(36, 2))
+			local off, mlen, plen = tvb(C, 4):uint(), tvb(C + 4, 4):uint(), tvb(C + 8, 2):uint()
+			tree:add(f.offset, tvb(C, 4))
+			tree:add(f.msglen, tvb(C + 4, 4))
+			local lt = tree:add(f.length, tvb(C + 8, 2))
 			if rep - DATA_LEN ~= plen then
 				lt:add_proto_expert_info(e.bad, string.format("length %d but %d payload bytes follow", plen, rep - DATA_LEN))
 			end
-			local path = tvb(38, 2):uint()
-			local pt = tree:add(f.path, tvb(38, 2))
-			pt:add(f.path_paths, tvb(38, 2))
-			pt:add(f.path_fpsn, tvb(38, 2))
+			local path = tvb(C + 10, 2):uint()
+			local pt = tree:add(f.path, tvb(C + 10, 2))
+			pt:add(f.path_paths, tvb(C + 10, 2))
+			pt:add(f.path_fpsn, tvb(C + 10, 2))
 			local paths = bit.rshift(path, MAP_FPSN_BITS)
 			if paths > 0 then
 				-- the largest PSN <= psn with those low bits (wire PathMap.FPSN)
 				local low = bit.band(path, 0x7ff)
 				local fpsn = (psn - bit.band(psn - low, 0x7ff)) % 4294967296
-				pt:add(f.path_fpsn_full, tvb(38, 2), fpsn):set_generated()
+				pt:add(f.path_fpsn_full, tvb(C + 10, 2), fpsn):set_generated()
 				info = info .. string.format(" paths %d fpsn %d", paths, fpsn)
 			elseif path ~= 0 then
 				pt:add_proto_expert_info(e.bad, "path map without paths must be 0")
@@ -208,27 +213,27 @@ local function dissect(tvb, pinfo, root)
 		if cap < ACK_LEN then
 			tree:add_proto_expert_info(e.cut)
 		else
-			tree:add(f.cumack, tvb(28, 4))
-			local n = add_sack(tree, tvb(32, 8), psn)
+			tree:add(f.cumack, tvb(C, 4))
+			local n = add_sack(tree, tvb(C + 4, 8), psn)
 			if bit.band(flags, 0x08) ~= 0 then
 				info = string.format("ACK (probe) flow %d msg %d psn %d ev 0x%04x", flow, msg, psn, ev)
 			else
 				tree:add(f.acked_psn, tvb(16, 4), psn):set_generated()
 			end
-			info = info .. string.format(" cumack %d sacked %d", tvb(28, 4):uint(), n)
+			info = info .. string.format(" cumack %d sacked %d", tvb(C, 4):uint(), n)
 			consumed = ACK_LEN
 		end
 	elseif t == 3 then -- NACK
 		if cap < NACK_BASE_LEN then
 			tree:add_proto_expert_info(e.cut)
 		else
-			local n = tvb(28, 2):uint()
-			local ct = tree:add(f.nack_count, tvb(28, 2))
+			local n = tvb(C, 2):uint()
+			local ct = tree:add(f.nack_count, tvb(C, 2))
 			if n == 0 or n > MAX_NACK_PSNS then
 				ct:add_proto_expert_info(e.bad, string.format("count %d outside 1..%d", n, MAX_NACK_PSNS))
 			end
-			local rt = tree:add(f.nack_reserved, tvb(30, 2))
-			if tvb(30, 2):uint() ~= 0 then
+			local rt = tree:add(f.nack_reserved, tvb(C + 2, 2))
+			if tvb(C + 2, 2):uint() ~= 0 then
 				rt:add_proto_expert_info(e.bad, "reserved must be 0")
 			end
 			local shown = {}
