@@ -9,8 +9,8 @@ import (
 
 var (
 	specFields     = []string{"name", "kind", "k", "leaves", "spines", "hosts_per_leaf", "links", "stages", "switches", "overrides"}
-	paramFields    = []string{"rate", "buffer", "ecn", "mtu"}
-	overrideFields = []string{"between", "from", "to", "rate", "buffer", "ecn", "mtu"}
+	paramFields    = []string{"rate", "buffer", "ecn", "mtu", "delay", "jitter"}
+	overrideFields = []string{"between", "from", "to", "rate", "buffer", "ecn", "mtu", "delay", "jitter"}
 
 	// specHints explain top-level keys that belong one level down, the
 	// most common slip when writing a first topology file.
@@ -19,11 +19,14 @@ var (
 		"buffer": "link parameters go under links:, stages:, switches: or overrides:",
 		"ecn":    "link parameters go under links:, stages:, switches: or overrides:",
 		"mtu":    "link parameters go under links:, stages:, switches: or overrides:",
+		"delay":  "link parameters go under links:, stages:, switches: or overrides:",
+		"jitter": "link parameters go under links:, stages:, switches: or overrides:",
 	}
 )
 
 const (
-	wantParams   = "a mapping of rate, buffer, ecn and mtu, e.g. {rate: 50Mbit}"
+	wantParams   = "a mapping of rate, buffer, ecn, mtu, delay and jitter, e.g. {rate: 50Mbit}"
+	wantDelay    = "a duration such as 1.5us or 2ms"
 	wantRate     = "a rate such as 100Mbit"
 	wantSize     = "a size such as 64KiB"
 	wantECN      = `a size such as 16KiB, or "off"`
@@ -110,7 +113,7 @@ func (p *Params) decode(n *yaml.Node) {
 	p.org.Fields(n, wantParams, paramFields, nil, func(key string, v *yaml.Node) { p.field(key, v) })
 }
 
-// field decodes one of rate, buffer, ecn, mtu. Only the shape is checked
+// field decodes one of rate, buffer, ecn, mtu, delay, jitter. Only the shape is checked
 // here; units are parsed during validation.
 func (p *Params) field(key string, v *yaml.Node) {
 	switch key {
@@ -122,6 +125,10 @@ func (p *Params) field(key string, v *yaml.Node) {
 		p.ECN, _ = p.org.Scalar(v, key, wantECN)
 	case "mtu":
 		p.MTU, _ = p.org.Integer(v, key, wantMTU)
+	case "delay":
+		p.Delay, _ = p.org.Scalar(v, key, wantDelay)
+	case "jitter":
+		p.Jitter, _ = p.org.Scalar(v, key, wantDelay)
 	}
 }
 

@@ -65,7 +65,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown field with typo",
 			yaml: "kind: fattree\nk: 4\nlinks:\n  rte: 10Mbit\n",
-			want: `bad.yaml:4:3: links.rte: unknown field "rte"; did you mean "rate"? (valid: rate, buffer, ecn, mtu)`,
+			want: `bad.yaml:4:3: links.rte: unknown field "rte"; did you mean "rate"? (valid: rate, buffer, ecn, mtu, delay, jitter)`,
 		},
 		{
 			name: "unknown top-level field",
@@ -190,7 +190,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "stage that sets nothing",
 			yaml: "kind: fattree\nk: 4\nstages:\n  agg-core:\n",
-			want: "bad.yaml:4:3: stages.agg-core: sets nothing; give at least one of rate, buffer, ecn, mtu",
+			want: "bad.yaml:4:3: stages.agg-core: sets nothing; give at least one of rate, buffer, ecn, mtu, delay, jitter",
 		},
 		{
 			name: "switch that does not exist",
@@ -263,7 +263,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "override that sets nothing",
 			yaml: "kind: fattree\nk: 4\noverrides:\n  - between: [e0-0, a0-1]\n",
-			want: "bad.yaml:4:5: overrides[0]: sets nothing; give at least one of rate, buffer, ecn, mtu",
+			want: "bad.yaml:4:5: overrides[0]: sets nothing; give at least one of rate, buffer, ecn, mtu, delay, jitter",
 		},
 		{
 			name: "override that is not a mapping",
@@ -373,7 +373,7 @@ func TestParseErrors(t *testing.T) {
 				"    mtu: 9000",
 				""),
 			want: lines(
-				`bad.yaml:5:3: links.bufer: unknown field "bufer"; did you mean "buffer"? (valid: rate, buffer, ecn, mtu)`,
+				`bad.yaml:5:3: links.bufer: unknown field "bufer"; did you mean "buffer"? (valid: rate, buffer, ecn, mtu, delay, jitter)`,
 				"bad.yaml:6:8: links.mtu: 100000 is out of range; mtu must be from 576 to 9216 bytes",
 				`bad.yaml:8:20: stages.agg-core.rate: cannot parse "fast": expected a number and a unit, e.g. 100Mbit or 2.5Gbit`,
 				`bad.yaml:10:3: switches.a9-0: no switch named "a9-0"; this fattree k=4 has edge switches e0-0..e3-1, aggregation switches a0-0..a3-1, core switches c0-0..c1-1`,
@@ -399,6 +399,29 @@ func TestParseErrors(t *testing.T) {
 				`bad.yaml:3:27: links.ecn: cannot parse "16kb": unit "kb" ends in a lowercase b, which usually means bits; sizes are in bytes: write KiB (1024 bytes) or KB (1000 bytes); or write "off" to disable marking`,
 				`bad.yaml:5:3: stages.host-leaf: "host-leaf" is not a stage of a fattree (valid: host-edge, edge-agg, agg-core)`,
 				"bad.yaml:9:10: overrides[0].mtu: mtu is per link and cannot be set for one direction (from/to); set it with between: [a0-0, c0-0]",
+			),
+		},
+		{
+			name: "bad delays and jitter, every one reported",
+			yaml: lines(
+				"kind: fattree",
+				"k: 4",
+				"links: {delay: -1ms}",
+				"stages:",
+				"  agg-core: {delay: 2 ms, jitter: 1s}",
+				"overrides:",
+				"  - from: a0-0",
+				"    to: c0-0",
+				"    jitter: -5us",
+				"  - between: [h0-0-0, e0-0]",
+				"    delay: 10",
+				""),
+			want: lines(
+				"bad.yaml:3:16: links.delay: -1ms is negative; a delay must be 0 or more",
+				`bad.yaml:5:21: stages.agg-core.delay: cannot parse "2 ms": want a duration such as 1.5us or 2ms (units ns, us, ms, s)`,
+				"bad.yaml:5:35: stages.agg-core.jitter: 1s is above the 500ms a link direction may have",
+				"bad.yaml:9:13: overrides[0].jitter: -5µs is negative; a jitter must be 0 or more",
+				`bad.yaml:11:12: overrides[1].delay: cannot parse "10": want a duration such as 1.5us or 2ms (units ns, us, ms, s)`,
 			),
 		},
 	}

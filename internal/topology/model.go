@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // Kind is the shape of a fabric.
@@ -85,6 +86,10 @@ type LinkParams struct {
 	RateBps     uint64 `json:"rate_bps"`     // serialization rate, bits per second
 	BufferBytes uint64 `json:"buffer_bytes"` // egress queue capacity
 	ECNBytes    uint64 `json:"ecn_bytes"`    // queue depth above which ECT packets get CE
+	// Delay is the propagation delay a packet takes on the direction, on
+	// top of serialization; Jitter bounds a random extra delay (docs/delay.md).
+	Delay  time.Duration `json:"delay_ns,omitempty"`
+	Jitter time.Duration `json:"jitter_ns,omitempty"`
 }
 
 // Node is one namespace of the fabric: a host or a switch.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ftlab/ftlab/internal/yamldoc"
 	"github.com/google/go-cmp/cmp"
@@ -75,7 +76,7 @@ topology:
 	}
 	want := strings.Join([]string{
 		"scenario.yaml:4:6: topology.k: 5 is odd; k must be an even number from 4 to 16",
-		`scenario.yaml:5:11: topology.links.rtae: unknown field "rtae"; did you mean "rate"? (valid: rate, buffer, ecn, mtu)`,
+		`scenario.yaml:5:11: topology.links.rtae: unknown field "rtae"; did you mean "rate"? (valid: rate, buffer, ecn, mtu, delay, jitter)`,
 	}, "\n")
 	if diff := cmp.Diff(want, errs.Prefix("topology").Error()); diff != "" {
 		t.Errorf("error mismatch (-want +got):\n%s", diff)
@@ -106,7 +107,7 @@ func TestApplyOverridesErrors(t *testing.T) {
 		"scenario.yaml:4:14: links[1].between: e0-0 and a1-0 are not linked; e0-0 links only to h0-0-0, h0-0-1, a0-0, a0-1",
 		"scenario.yaml:8:13: links[2].buffer: buffer 4KiB is below the ecn threshold 16KiB (the topology's current value) on e0-0 -> a0-0; the queue could never reach the marking threshold",
 		"scenario.yaml:10:10: links[3].mtu: mtu 9000 does not fit in the buffer 4KiB (set by links[2].buffer at line 8) on e0-0 -> a0-0, so full-size packets would always be dropped",
-		`scenario.yaml:11:5: links[3].bogus: unknown field "bogus" (valid: between, from, to, rate, buffer, ecn, mtu)`,
+		`scenario.yaml:11:5: links[3].bogus: unknown field "bogus" (valid: between, from, to, rate, buffer, ecn, mtu, delay, jitter)`,
 	}, "\n")
 	if err == nil {
 		t.Fatalf("ApplyOverrides succeeded, want:\n%s", want)
@@ -167,8 +168,10 @@ func TestLinkParamsString(t *testing.T) {
 	got := []string{
 		LinkParams{RateBps: 100_000_000, BufferBytes: 65536, ECNBytes: 16384}.String(),
 		LinkParams{RateBps: 2_500_000_000, BufferBytes: 1500, ECNBytes: 0}.String(),
+		LinkParams{RateBps: 40_000_000, BufferBytes: 65536, Delay: 1500, Jitter: 2 * time.Microsecond}.String(),
 	}
-	want := []string{"rate 100Mbit, buffer 64KiB, ecn 16KiB", "rate 2.5Gbit, buffer 1500B, ecn off"}
+	want := []string{"rate 100Mbit, buffer 64KiB, ecn 16KiB", "rate 2.5Gbit, buffer 1500B, ecn off",
+		"rate 40Mbit, buffer 64KiB, ecn off, delay 1.5µs, jitter 2µs"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("String mismatch (-want +got):\n%s", diff)
 	}

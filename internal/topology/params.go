@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
@@ -34,7 +35,7 @@ type value struct {
 }
 
 // change is a parsed Params block: the values to set, nil when inherited.
-type change struct{ rate, buffer, ecn, mtu *value }
+type change struct{ rate, buffer, ecn, mtu, delay, jitter *value }
 
 func defaults() change {
 	src := &source{what: "the default"}
@@ -43,6 +44,8 @@ func defaults() change {
 		buffer: &value{DefaultBuffer, src},
 		ecn:    &value{DefaultECN, src},
 		mtu:    &value{DefaultMTU, src},
+		delay:  &value{0, src},
+		jitter: &value{0, src},
 	}
 }
 
@@ -83,6 +86,25 @@ func (p *Params) compile(path string, rank int, pr *yamldoc.Problems) change {
 			c.ecn = set("ecn", v)
 		}
 	}
+	duration := func(field, s string) *value {
+		if s == "" {
+			return nil
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		switch {
+		case err != nil:
+			bad(field, "cannot parse %q: want %s (units ns, us, ms, s)", s, wantDelay)
+		case d < 0:
+			bad(field, "%v is negative; a %s must be 0 or more", d, field)
+		case d > MaxDelay:
+			bad(field, "%v is above the %v a link direction may have", d, MaxDelay)
+		default:
+			return set(field, uint64(d))
+		}
+		return nil
+	}
+	c.delay = duration("delay", p.Delay)
+	c.jitter = duration("jitter", p.Jitter)
 	if p.hasMTU() && !p.org.IsBad("mtu") {
 		if p.MTU < MinMTU || p.MTU > MaxMTU {
 			bad("mtu", "%d is out of range; mtu must be from %d to %d bytes", p.MTU, MinMTU, MaxMTU)
@@ -98,6 +120,6 @@ func (p *Params) compile(path string, rank int, pr *yamldoc.Problems) change {
 // already have a decoding problem are skipped: that problem says more.
 func (p *Params) checkSetsSomething(at yamldoc.Pos, path string, pr *yamldoc.Problems) {
 	if p.empty() && len(p.org.Problems()) == 0 {
-		pr.Add(at, path, "sets nothing; give at least one of rate, buffer, ecn, mtu")
+		pr.Add(at, path, "sets nothing; give at least one of rate, buffer, ecn, mtu, delay, jitter")
 	}
 }

@@ -74,7 +74,14 @@ func (p LinkParams) String() string {
 	if p.ECNBytes > 0 {
 		ecn = units.FormatSize(p.ECNBytes)
 	}
-	return fmt.Sprintf("rate %s, buffer %s, ecn %s", units.FormatRate(p.RateBps), units.FormatSize(p.BufferBytes), ecn)
+	s := fmt.Sprintf("rate %s, buffer %s, ecn %s", units.FormatRate(p.RateBps), units.FormatSize(p.BufferBytes), ecn)
+	if p.Delay > 0 {
+		s += ", delay " + p.Delay.String()
+	}
+	if p.Jitter > 0 {
+		s += ", jitter " + p.Jitter.String()
+	}
+	return s
 }
 
 // peers lists the names of the nodes linked to n, in port order.

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -158,5 +159,60 @@ func TestPrecedence(t *testing.T) {
 			}
 			checkInvariants(t, top)
 		})
+	}
+}
+
+// TestDelayPrecedence: delay and jitter layer like every other link
+// parameter (links < stages < switches < overrides, per direction with
+// from/to), and default to none.
+func TestDelayPrecedence(t *testing.T) {
+	type dj struct{ Delay, Jitter time.Duration }
+	spec := `kind: fattree
+k: 4
+links: {delay: 10us}
+stages:
+  agg-core: {delay: 1ms, jitter: 100us}
+switches:
+  a0-1: {delay: 2ms}
+overrides:
+  - between: [e0-0, a0-0]
+    delay: 3ms
+  - from: c1-0
+    to: a1-1
+    delay: 4ms
+    jitter: 0s
+`
+	top, err := Parse("delay.yaml", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b     string
+		up, down dj
+	}{
+		{"h0-0-0", "e0-0", dj{10 * time.Microsecond, 0}, dj{10 * time.Microsecond, 0}},
+		{"a0-0", "c0-0", dj{time.Millisecond, 100 * time.Microsecond}, dj{time.Millisecond, 100 * time.Microsecond}},
+		{"a0-1", "c1-0", dj{2 * time.Millisecond, 100 * time.Microsecond}, dj{2 * time.Millisecond, 100 * time.Microsecond}},
+		{"e0-1", "a0-1", dj{2 * time.Millisecond, 0}, dj{2 * time.Millisecond, 0}},
+		{"e0-0", "a0-0", dj{3 * time.Millisecond, 0}, dj{3 * time.Millisecond, 0}},
+		{"a1-1", "c1-0", dj{time.Millisecond, 100 * time.Microsecond}, dj{4 * time.Millisecond, 0}},
+	} {
+		l, side, ok := top.LinkBetween(c.a, c.b)
+		if !ok || side != SideA {
+			t.Fatalf("no link from %s up to %s", c.a, c.b)
+		}
+		got := [2]dj{{l.Up.Delay, l.Up.Jitter}, {l.Down.Delay, l.Down.Jitter}}
+		if diff := cmp.Diff([2]dj{c.up, c.down}, got); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", l.Name, diff)
+		}
+	}
+	def, err := NewFatTree(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range def.Links {
+		if l.Up.Delay != 0 || l.Down.Jitter != 0 {
+			t.Fatalf("%s has delay %v, jitter %v by default", l.Name, l.Up.Delay, l.Down.Jitter)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package topology
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // FullRate returns the rate of the fabric's fastest link direction.
 func (t *Topology) FullRate() uint64 {
@@ -15,7 +18,10 @@ func (t *Topology) FullRate() uint64 {
 // at full, keeping the ratios between links: a fabric whose slow
 // aggregation switches run at a quarter of the rate keeps them at a
 // quarter. Buffers and ECN thresholds are sizes and do not change. Rates
-// are rounded to whole bits per second and never reach 0.
+// are rounded to whole bits per second and never reach 0. Propagation
+// delays and jitter stretch by the inverse factor (time dilation,
+// docs/regime.md), so the fabric's bandwidth-delay product in packets
+// stays the same; they are rounded to whole nanoseconds.
 func (t *Topology) ScaleRates(full uint64) {
 	old := t.FullRate()
 	if old == 0 || full == 0 || old == full {
@@ -24,6 +30,8 @@ func (t *Topology) ScaleRates(full uint64) {
 	f := float64(full) / float64(old)
 	scale := func(p *LinkParams) {
 		p.RateBps = max(1, uint64(math.Round(float64(p.RateBps)*f)))
+		p.Delay = time.Duration(math.Round(float64(p.Delay) / f))
+		p.Jitter = time.Duration(math.Round(float64(p.Jitter) / f))
 	}
 	for i := range t.Links {
 		scale(&t.Links[i].Up)

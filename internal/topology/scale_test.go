@@ -2,6 +2,7 @@ package topology
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ftlab/ftlab/internal/units"
 )
@@ -32,5 +33,20 @@ func TestScaleRates(t *testing.T) {
 	}
 	if slow == 0 {
 		t.Error("asymmetric-k4 has no slower links after scaling; the ratio was lost")
+	}
+}
+
+// TestScaleRatesStretchesDelays: running a fabric 4x slower makes its
+// delays 4x longer, so the BDP in packets is the topology's.
+func TestScaleRatesStretchesDelays(t *testing.T) {
+	topo, err := Parse("d.yaml", []byte("kind: fattree\nk: 4\nlinks: {rate: 40Mbit, delay: 1.5us, jitter: 250ns}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.ScaleRates(10 * units.Mbit)
+	for _, l := range topo.Links {
+		if l.Up.Delay != 6*time.Microsecond || l.Down.Jitter != time.Microsecond {
+			t.Fatalf("%s: delay %v, jitter %v after a 4x slowdown, want 6us and 1us", l.Name, l.Up.Delay, l.Down.Jitter)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"time"
+
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 )
@@ -11,7 +13,14 @@ const (
 	DefaultBuffer = 64 * units.KiB   // bytes of egress queue per direction
 	DefaultECN    = 16 * units.KiB   // CE marking threshold, bytes
 	DefaultMTU    = 1500             // bytes
+	// Links have no propagation delay and no jitter unless a file gives
+	// them (delay, jitter).
 )
+
+// MaxDelay bounds a link direction's delay and jitter: a packet carries
+// the sum along its path in 32-bit nanosecond words (hostagent/wire),
+// which six links of MaxDelay leave room for.
+const MaxDelay = 500 * time.Millisecond
 
 // Limits on the size of a fabric and on link MTUs.
 const (
@@ -73,6 +82,11 @@ type Params struct {
 	Buffer string `yaml:"buffer,omitempty"` // egress buffer per direction, e.g. "64KiB"
 	ECN    string `yaml:"ecn,omitempty"`    // CE marking threshold, e.g. "16KiB"; "off" or "0" disables
 	MTU    int    `yaml:"mtu,omitempty"`    // bytes; per link (both directions)
+	// Delay is the one-way propagation delay, e.g. "1.5us" or "2ms"
+	// (time.ParseDuration); Jitter bounds a random extra delay per packet
+	// (docs/delay.md).
+	Delay  string `yaml:"delay,omitempty"`
+	Jitter string `yaml:"jitter,omitempty"`
 
 	org yamldoc.Walker
 }
@@ -91,7 +105,7 @@ type Override struct {
 
 // empty reports whether p sets nothing at all.
 func (p *Params) empty() bool {
-	return p.Rate == "" && p.Buffer == "" && p.ECN == "" && !p.hasMTU()
+	return p.Rate == "" && p.Buffer == "" && p.ECN == "" && !p.hasMTU() && p.Delay == "" && p.Jitter == ""
 }
 
 // hasMTU is true when the file wrote mtu, even "mtu: 0", so that a zero is
@@ -128,5 +142,7 @@ func (o Override) MarshalYAML() (any, error) {
 		Buffer  string   `yaml:"buffer,omitempty"`
 		ECN     string   `yaml:"ecn,omitempty"`
 		MTU     int      `yaml:"mtu,omitempty"`
-	}{o.Between, o.From, o.To, o.Rate, o.Buffer, o.ECN, o.MTU}, nil
+		Delay   string   `yaml:"delay,omitempty"`
+		Jitter  string   `yaml:"jitter,omitempty"`
+	}{o.Between, o.From, o.To, o.Rate, o.Buffer, o.ECN, o.MTU, o.Delay, o.Jitter}, nil
 }

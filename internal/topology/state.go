@@ -2,13 +2,14 @@ package topology
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/internal/yamldoc"
 )
 
 // dirState is one direction of a link being resolved.
-type dirState struct{ rate, buffer, ecn value }
+type dirState struct{ rate, buffer, ecn, delay, jitter value }
 
 // linkState is a link being resolved, with the origin of every value.
 type linkState struct {
@@ -39,6 +40,12 @@ func (ls *linkState) apply(c change, sides ...Side) {
 		if c.ecn != nil {
 			d.ecn = *c.ecn
 		}
+		if c.delay != nil {
+			d.delay = *c.delay
+		}
+		if c.jitter != nil {
+			d.jitter = *c.jitter
+		}
 	}
 }
 
@@ -59,7 +66,8 @@ func stateOf(t *Topology) state {
 		st[i].mtu = value{uint64(l.MTU), src}
 		for _, s := range bothSides {
 			p := l.Params(s)
-			st[i].dir[s] = dirState{value{p.RateBps, src}, value{p.BufferBytes, src}, value{p.ECNBytes, src}}
+			st[i].dir[s] = dirState{value{p.RateBps, src}, value{p.BufferBytes, src}, value{p.ECNBytes, src},
+				value{uint64(p.Delay), src}, value{uint64(p.Jitter), src}}
 		}
 	}
 	return st
@@ -71,7 +79,8 @@ func (st state) store(t *Topology) {
 		l.MTU = int(st[i].mtu.n)
 		for _, s := range bothSides {
 			d := st[i].dir[s]
-			*l.Params(s) = LinkParams{RateBps: d.rate.n, BufferBytes: d.buffer.n, ECNBytes: d.ecn.n}
+			*l.Params(s) = LinkParams{RateBps: d.rate.n, BufferBytes: d.buffer.n, ECNBytes: d.ecn.n,
+				Delay: time.Duration(d.delay.n), Jitter: time.Duration(d.jitter.n)}
 		}
 	}
 }
