@@ -90,6 +90,10 @@ type Config struct {
 	// packets are dropped once the backlog would pass the rest. 0 is off;
 	// kept in millionths.
 	ProbeHeadroom float64
+	// AgentPort is the host agents' UDP port: the switch adds link delays
+	// (PortConfig.Delay) to packets to it that carry ftlab's header. 0:
+	// none are.
+	AgentPort uint16
 }
 
 // MaxProbeHeadroom bounds Config.ProbeHeadroom: a headroom is a small
@@ -139,6 +143,7 @@ func (s *Switch) SetConfig(c Config) error {
 	}
 	s.cfg.ArQuantum = c.ARQuantum
 	s.cfg.ProbePpm = uint32(math.Round(c.ProbeHeadroom * 1e6))
+	s.cfg.AgentPort = uint32(c.AgentPort)
 	return s.writeCfg()
 }
 
@@ -150,6 +155,7 @@ func (s *Switch) Config() Config {
 		Mode: Mode(s.cfg.Mode), Policy: Policy(s.cfg.Policy), Seed: s.cfg.Seed,
 		AckThreshold: s.cfg.AckThr, PipeSize: s.cfg.PipeSize, Pipes: s.cfg.N_pipes,
 		Trim: s.cfg.Trim != 0, ARQuantum: s.cfg.ArQuantum, ProbeHeadroom: float64(s.cfg.ProbePpm) / 1e6,
+		AgentPort: uint16(s.cfg.AgentPort),
 	}
 	if s.cfg.Addr != 0 {
 		var b [4]byte

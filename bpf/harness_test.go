@@ -110,7 +110,7 @@ func delta(before, after [nPorts]PortCounters) map[int]PortCounters {
 			DropTTL: a.DropTTL - b.DropTTL, DropMalformed: a.DropMalformed - b.DropMalformed,
 			DropNonIPv4: a.DropNonIPv4 - b.DropNonIPv4, Trimmed: a.Trimmed - b.Trimmed,
 			CEMarked: a.CEMarked - b.CEMarked, ToLocal: a.ToLocal - b.ToLocal,
-			ARFallback: a.ARFallback - b.ARFallback,
+			ARFallback: a.ARFallback - b.ARFallback, DelayUnstamped: a.DelayUnstamped - b.DelayUnstamped,
 		}
 		if x != (PortCounters{}) {
 			d[p] = x

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"time"
 )
 
 // PortConfig is one switch port.
@@ -23,7 +24,16 @@ type PortConfig struct {
 	// shaped mode, so a DequeueMonitor can tell the port's dequeues from
 	// every other qdisc's; 0 stamps nothing.
 	Mark uint32
+	// Delay and Jitter are the propagation delay and jitter bound of the
+	// link direction arriving at the port, which the switch adds to the
+	// agents' packets (c/delay.h; needs Config.AgentPort). Both up to
+	// MaxPortDelay.
+	Delay, Jitter time.Duration
 }
+
+// MaxPortDelay is the largest delay or jitter a port adds: what a 32-bit
+// nanosecond word can hold.
+const MaxPortDelay = time.Duration(math.MaxUint32)
 
 func (s *Switch) checkPort(port int) error {
 	if port < 0 || port >= s.opts.MaxPorts {
@@ -70,6 +80,11 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 	if pc.Uplink < -1 || pc.Uplink >= MaxUplinks {
 		return fmt.Errorf("bpf: port %d: uplink index %d out of range (-1..%d)", port, pc.Uplink, MaxUplinks-1)
 	}
+	for _, d := range []time.Duration{pc.Delay, pc.Jitter} {
+		if d < 0 || d > MaxPortDelay {
+			return fmt.Errorf("bpf: port %d: delay or jitter %v outside 0..%v", port, d, MaxPortDelay)
+		}
+	}
 	v := xdpIngressPortCfg{
 		Ifindex:     uint32(pc.Ifindex),
 		Configured:  1,
@@ -79,6 +94,8 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 		EcnBytes:    pc.ECNBytes,
 		HistWidth:   max(1, pc.BufferBytes/HistBuckets),
 		Mark:        pc.Mark,
+		DelayNs:     uint32(pc.Delay),
+		JitterNs:    uint32(pc.Jitter),
 	}
 	if pc.Up {
 		v.AdminUp = 1

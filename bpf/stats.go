@@ -25,6 +25,9 @@ type PortCounters struct {
 	CEMarked   uint64 // egress: CE set above the ECN threshold
 	ToLocal    uint64 // ingress: passed to the switch's own stack
 	ARFallback uint64 // ingress: ar in line-rate mode, random used instead
+	// DelayUnstamped: ingress: an agents' packet on a port with a delay
+	// whose header was out of reach, so it went on without the delay.
+	DelayUnstamped uint64
 }
 
 // Drops is the sum of all drop counters.
@@ -63,6 +66,7 @@ func (s *Switch) PortCounters(port int) (PortCounters, error) {
 		c.CEMarked += v.CeMarked
 		c.ToLocal += v.ToLocal
 		c.ARFallback += v.ArFallback
+		c.DelayUnstamped += v.DelayUnstamped
 	}
 	return c, nil
 }

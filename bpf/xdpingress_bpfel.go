@@ -77,6 +77,8 @@ type xdpIngressPortCfg struct {
 	Pad0        uint8
 	Uplink      int32
 	Mark        uint32
+	DelayNs     uint32
+	JitterNs    uint32
 	RateBps     uint64
 	BufferBytes uint64
 	EcnBytes    uint64
@@ -85,22 +87,23 @@ type xdpIngressPortCfg struct {
 }
 
 type xdpIngressPortCounters struct {
-	_             structs.HostLayout
-	RxPackets     uint64
-	RxBytes       uint64
-	TxPackets     uint64
-	TxBytes       uint64
-	DropCorrupt   uint64
-	DropBuffer    uint64
-	DropLinkDown  uint64
-	DropNoRoute   uint64
-	DropTtl       uint64
-	DropMalformed uint64
-	DropNonIpv4   uint64
-	Trimmed       uint64
-	CeMarked      uint64
-	ToLocal       uint64
-	ArFallback    uint64
+	_              structs.HostLayout
+	RxPackets      uint64
+	RxBytes        uint64
+	TxPackets      uint64
+	TxBytes        uint64
+	DropCorrupt    uint64
+	DropBuffer     uint64
+	DropLinkDown   uint64
+	DropNoRoute    uint64
+	DropTtl        uint64
+	DropMalformed  uint64
+	DropNonIpv4    uint64
+	Trimmed        uint64
+	CeMarked       uint64
+	ToLocal        uint64
+	ArFallback     uint64
+	DelayUnstamped uint64
 }
 
 type xdpIngressRouteKey struct {
@@ -129,6 +132,7 @@ type xdpIngressSwCfg struct {
 	Trim      uint32
 	ArQuantum uint32
 	ProbePpm  uint32
+	AgentPort uint32
 }
 
 type xdpIngressTapBuf struct {

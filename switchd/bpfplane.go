@@ -121,6 +121,12 @@ func egress(t *topology.Topology, p topology.PortRef) (topology.LinkParams, int)
 	return l.Down, l.MTU
 }
 
+// ingress returns the parameters of the direction arriving at port p: the
+// one its peer sends, whose delay the port adds.
+func ingress(t *topology.Topology, p topology.PortRef) topology.LinkParams {
+	return *t.Links[p.Link].Params(1 - p.Side)
+}
+
 // setupHost shapes a host's egress at its link rate in shaped mode (a NIC
 // cannot send faster than its link); in line-rate mode it only makes sure
 // no shaping is left (the fabric already turned GRO on for NAPI).
@@ -173,7 +179,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if err := sw.SetConfig(bpf.Config{
 		Mode: mode, Policy: policy, Seed: uint32(seed), Addr: n.Addr,
 		AckThreshold: uint32(cfg.AckThreshold), PipeSize: uint32(cfg.PipeSize), Pipes: uint32(pipes),
-		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum), ProbeHeadroom: cfg.ProbeHeadroom,
+		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum), ProbeHeadroom: cfg.ProbeHeadroom, AgentPort: cfg.AgentPort,
 	}); err != nil {
 		return err
 	}
@@ -184,6 +190,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	for i, p := range n.Ports {
 		self := t.Links[p.Link].End(p.Side)
 		params, mtu := egress(t, p)
+		in := ingress(t, p)
 		uplink, ok := uplinkOf[i]
 		if !ok {
 			uplink = -1
@@ -191,7 +198,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		if err := sw.SetPort(i, bpf.PortConfig{
 			Ifindex: links[i].Attrs().Index, MAC: self.MAC, PeerMAC: t.Peer(p).MAC, Up: true,
 			RateBps: params.RateBps, BufferBytes: params.BufferBytes, ECNBytes: params.ECNBytes, Uplink: uplink,
-			Mark: PortMark(pinRoot, index, i),
+			Mark: PortMark(pinRoot, index, i), Delay: in.Delay, Jitter: in.Jitter,
 		}); err != nil {
 			return err
 		}

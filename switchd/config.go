@@ -58,7 +58,15 @@ type Config struct {
 	// ConvergenceDelay is how long switches keep using a failed link's
 	// routes before they reconverge, as BGP would take.
 	ConvergenceDelay time.Duration `json:"convergence_delay_ns"`
+	// AgentPort is the host agents' UDP port: the eBPF switch adds each
+	// link's propagation delay to packets to it (default DefaultAgentPort).
+	AgentPort uint16 `json:"agent_port,omitempty"`
 }
+
+// DefaultAgentPort is the host agents' UDP port unless told otherwise
+// (hostagent/agent.DefaultPort; switchd cannot import the agents, and a
+// test of the runner checks the two agree).
+const DefaultAgentPort = 4791
 
 // DefaultConvergenceDelay is how long switches take to reconverge by
 // default: a few BGP update rounds in a datacenter.
@@ -89,6 +97,9 @@ func (c Config) WithDefaults() Config {
 		}
 		if c.ARQuantum == 0 {
 			c.ARQuantum = def.ARQuantum
+		}
+		if c.AgentPort == 0 {
+			c.AgentPort = DefaultAgentPort
 		}
 	}
 	if c.ConvergenceDelay == 0 {

@@ -38,6 +38,9 @@ func (l *Lab) Install(ctx context.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := checkDelays(l.Topo, cfg); err != nil {
+		return err
+	}
 	if cfg.DataPlane == DataPlaneNone {
 		return nil
 	}
@@ -54,6 +57,28 @@ func (l *Lab) Install(ctx context.Context) error {
 		}
 		if err := InstallBPF(ctx, l.Topo, cfg, tables, l.Namespace, l.PinRoot); err != nil {
 			return fmt.Errorf("install eBPF data plane: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkDelays refuses link delays a data plane cannot emulate: only the
+// eBPF switch adds them to packets (bpf/c/delay.h), each at most what a
+// port's 32-bit word holds (after time dilation they may have grown past
+// what the topology file allowed).
+func checkDelays(t *topology.Topology, cfg Config) error {
+	for i := range t.Links {
+		l := &t.Links[i]
+		for _, p := range []topology.LinkParams{l.Up, l.Down} {
+			if p.Delay == 0 && p.Jitter == 0 {
+				continue
+			}
+			if cfg.DataPlane != DataPlaneBPF {
+				return fmt.Errorf("link %s has a delay or jitter: only the eBPF data plane emulates them, not %s", l.Name, cfg.DataPlane)
+			}
+			if max(p.Delay, p.Jitter) > topology.MaxDelay {
+				return fmt.Errorf("link %s: delay %v, jitter %v: above %v (time dilation stretched them?)", l.Name, p.Delay, p.Jitter, topology.MaxDelay)
+			}
 		}
 	}
 	return nil

@@ -55,16 +55,21 @@ enum ftl_class {
 	CLASS_ACK = 1,  /* header-only packets: total length <= ack threshold */
 };
 
-/* ftlab's transport header as the switch sees it (hostagent/wire): a
- * probe is header-only, its UDP payload the bare common header. Switches
- * know it only to give probes the buffer headroom of Ordered Chaos IV-B4;
- * a deployment would mark them with a traffic class instead. */
+/* ftlab's transport header as the switch sees it (hostagent/wire,
+ * version 2): a probe is header-only, its UDP payload the bare common
+ * header. Switches know it to give probes the buffer headroom of Ordered
+ * Chaos IV-B4 (a deployment would mark them with a traffic class instead)
+ * and to add link delays to it (delay.h). */
 enum ftl_wire {
 	FTL_MAGIC = 0x4654,      /* "FT", big-endian, at payload offset 0 */
+	FTL_VERSION = 2,         /* payload offset 2; the first with the delay words */
 	FTL_TYPE_OFF = 3,        /* payload offset of the type byte */
 	FTL_PROBE_FIRST = 4,     /* TAIL */
 	FTL_PROBE_LAST = 7,      /* RTX; SECTION_END and PERIODIC between */
-	FTL_PROBE_LEN = 28,      /* UDP payload bytes of a probe */
+	FTL_DELAY_OFF = 28,      /* u32, ns, network byte order: delay so far */
+	FTL_JITTER_OFF = 32,     /* u32, ns: jitter bound so far */
+	FTL_COMMON_LEN = 36,     /* the common header, every type starts with it */
+	FTL_PROBE_LEN = FTL_COMMON_LEN, /* UDP payload bytes of a probe */
 };
 
 /* 64-bit constants cannot be enumerators. */

@@ -23,6 +23,7 @@ struct sw_cfg {
 	__u32 trim;       /* 1: trim data packets that do not fit (shaped) */
 	__u32 ar_quantum; /* ar: backlog quantum in bytes (0 acts as 1) */
 	__u32 probe_ppm;  /* shaped: millionths of each port's buffer only probes may use */
+	__u32 agent_port; /* the agents' UDP port: delay.h stamps their packets; 0 = none */
 };
 
 /* Per-port configuration (ports[port]). */
@@ -37,6 +38,8 @@ struct port_cfg {
 	__u8 pad0;
 	__s32 uplink;       /* uplink index of this port, -1 for downlinks */
 	__u32 mark;         /* skb->mark of packets queued for the port (qdisc_monitor); 0 = none */
+	__u32 delay_ns;     /* propagation delay of the link arriving here (delay.h); 0 = none */
+	__u32 jitter_ns;    /* its jitter bound */
 	__u64 rate_bps;     /* link model rate, bits per second; 0 = no model */
 	__u64 buffer_bytes; /* link model buffer */
 	__u64 ecn_bytes;    /* CE-mark ECT packets above this backlog; 0 = off */
@@ -63,6 +66,7 @@ struct port_counters {
 	__u64 ce_marked;
 	__u64 to_local;
 	__u64 ar_fallback; /* ar asked for in line-rate mode: random used */
+	__u64 delay_unstamped; /* ingress: an agents' packet whose delay could not be added */
 };
 
 /* Virtual FIFO of one egress port (fifos[port]); shaped mode only. */

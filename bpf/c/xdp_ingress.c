@@ -3,7 +3,8 @@
  * xdp_ingress: attached (native XDP) to every port of a switch.
  *
  * Both modes: PHY stage (admin state, corruption, rx counters), L3 sanity
- * (non-IPv4, malformed, to the switch itself, TTL). Then
+ * (non-IPv4, malformed, to the switch itself, TTL), the ingress link's
+ * propagation delay added to agents' packets (delay.h). Then
  *  - line-rate mode: route, choose the egress port, rewrite, and
  *    bpf_redirect_map into the DEVMAP (bypasses every qdisc);
  *  - shaped mode: XDP_PASS; tc_shaped forwards through the egress qdisc
@@ -12,6 +13,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "delay.h"
 #include "fwd.h"
 #include "tap.h"
 
@@ -70,6 +72,8 @@ int xdp_ingress(struct xdp_md *ctx)
 		ic->drop_ttl += 1;
 		DROP_IN(TAP_CAUSE_TTL);
 	}
+	/* Both modes: the link the frame came in on adds its delay. */
+	delay_ingress(data_end, &p, cfg, ipc, ic);
 	if (cfg->mode == MODE_SHAPED)
 		return XDP_PASS;
 
