@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/hostagent/cc"
+	"github.com/ftlab/ftlab/hostagent/clock"
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/scheme"
@@ -49,6 +50,7 @@ type Conn interface {
 	Fd() int                                 // readable when ReadBatch has work
 	ReadBatch(r netio.Receiver) (int, error) // non-blocking
 	Batch() int                              // most datagrams one ReadBatch returns
+	Timestamp() error                        // stamp arrivals from now on (Datagram.RxNs)
 	Flush() error
 	Stats() netio.SocketStats
 	Close() error
@@ -178,6 +180,10 @@ func (a *agent) attach(l *Loop) error {
 	a.slot = l.NewSlot()
 	batch := a.conn.Batch()
 	_, err := a.slot.Watch(a.conn.Fd(), func() bool {
+		// The clocks now, to place the kernel's arrival stamps (wall
+		// clock) on the loop's (monotonic): arrivals before this read.
+		a.readAt = a.slot.Now()
+		a.wallOff = time.Now().UnixNano() - int64(a.readAt)
 		n, err := a.conn.ReadBatch(a)
 		if err != nil {
 			a.fail(fmt.Errorf("receive: %w", err))
@@ -210,6 +216,13 @@ type agent struct {
 	done chan struct{} // closed when the agent is told to stop
 	gone bool          // finished: later posts do nothing
 
+	// line holds arrivals for the fabric's link delays (nil: none).
+	line    *delayLine
+	readAt  clock.Time                        // when the current batch was read
+	wallOff int64                             // wall clock minus loop time at readAt
+	rxDelay map[msgKey]*transport.DelayRecord // delay line accounts of messages being received
+	txDelay map[uint32]*transport.DelayRecord // ... and of the ACKs of flows being sent
+
 	flows   map[uint32]*outFlow // by flow id, until the message is acknowledged
 	used    map[uint32]bool     // flow ids ever used: never reused
 	stopped bool                // by command or end of input
@@ -241,14 +254,72 @@ func (a *agent) readCommands(in io.Reader) {
 	}
 }
 
-// HandleDatagram passes received datagrams to the endpoint, counting
-// the ECN feedback loop on the way: DATA that arrived CE here, and ACKs
-// that echo a CE mark (ECE) from the peer.
+// HandleDatagram takes received datagrams: into the delay line when the
+// fabric has delays, else straight to the endpoint (handle).
 func (a *agent) HandleDatagram(d netio.Datagram) {
 	if a.ep == nil {
 		a.early++
 		return
 	}
+	if a.line != nil {
+		arrival := a.readAt
+		if d.RxNs != 0 {
+			arrival = min(arrival, clock.Time(d.RxNs-a.wallOff))
+		}
+		a.line.push(d, arrival)
+		return
+	}
+	a.handle(d)
+}
+
+// msgKey names a message being received.
+type msgKey struct {
+	peer      netip.Addr
+	flow, msg uint32
+}
+
+// released takes a datagram out of the delay line: its lateness is
+// counted for the message it belongs to (DATA, probes: the receiving
+// side's record) or the flow it answers (ACK, NACK: the sending side's),
+// then it goes to the endpoint.
+func (a *agent) released(d netio.Datagram, delay, late int64) {
+	if p := d.Payload; len(p) >= wire.CommonLen {
+		flow, msg := binary.BigEndian.Uint32(p[8:]), binary.BigEndian.Uint32(p[12:])
+		var rec *transport.DelayRecord
+		switch t := wire.Type(p[3]); {
+		case t == wire.TypeACK || t == wire.TypeNACK:
+			if rec = a.txDelay[flow]; rec == nil {
+				rec = &transport.DelayRecord{}
+				a.txDelay[flow] = rec
+			}
+		case t == wire.TypeData || t.IsProbe():
+			k := msgKey{d.Peer, flow, msg}
+			if rec = a.rxDelay[k]; rec == nil {
+				rec = &transport.DelayRecord{}
+				a.rxDelay[k] = rec
+			}
+		}
+		if rec != nil {
+			rec.Add(delay, late)
+		}
+	}
+	a.handle(d)
+}
+
+// flowRecord is a flow's record with its delay line account.
+func (a *agent) flowRecord(f *transport.Flow) transport.FlowRecord {
+	r := f.Record()
+	if rec := a.txDelay[f.ID()]; rec != nil {
+		r.Delay = rec
+		delete(a.txDelay, f.ID())
+	}
+	return r
+}
+
+// handle passes a datagram to the endpoint, counting the ECN feedback
+// loop on the way: DATA that arrived CE here, and ACKs that echo a CE
+// mark (ECE) from the peer.
+func (a *agent) handle(d netio.Datagram) {
 	if p := d.Payload; len(p) > 4 && p[0] == 0x46 && p[1] == 0x54 {
 		switch wire.Type(p[3]) {
 		case wire.TypeData:
@@ -369,6 +440,14 @@ func (a *agent) configure(c *control.Configure) error {
 	a.ep = ep
 	a.loop.SetSpin(time.Duration(t.SpinNs))
 	a.loop.SetQuantum(quantum(t))
+	if t.DelayLine {
+		if err := a.conn.Timestamp(); err != nil {
+			return err
+		}
+		a.rxDelay, a.txDelay = map[msgKey]*transport.DelayRecord{}, map[uint32]*transport.DelayRecord{}
+		a.line = newDelayLine(a.slot, -1, time.Duration(t.AccessDelayNs), time.Duration(t.AccessJitterNs), t.Seed,
+			a.conn.MaxPayload(), a.released)
+	}
 	eff := ep.Config()
 	t.Window = uint64(eff.Window)
 	t.OverheadBytes = eff.Overhead
@@ -447,13 +526,18 @@ func (a *agent) onSent(rec transport.MessageRecord) {
 			return
 		}
 		delete(a.flows, rec.Flow)
-		a.out.event(&control.Flow{Msg: of.msg, Done: true, Record: of.flow.Record()})
+		a.out.event(&control.Flow{Msg: of.msg, Done: true, Record: a.flowRecord(of.flow)})
 		of.flow.Close()
 	})
 }
 
 func (a *agent) onReceived(rec transport.ReceiveRecord) {
 	a.received++
+	if peer, err := netip.ParseAddr(rec.Peer); err == nil && a.line != nil {
+		k := msgKey{peer, rec.Flow, rec.Msg}
+		rec.Delay = a.rxDelay[k]
+		delete(a.rxDelay, k)
+	}
 	a.out.event(&control.Received{From: rec.Peer, Record: rec})
 }
 
@@ -465,7 +549,7 @@ func (a *agent) finish() {
 		if !of.done {
 			a.pendingAtStop++
 		}
-		a.out.event(&control.Flow{Msg: of.msg, Done: of.done, Record: of.flow.Record()})
+		a.out.event(&control.Flow{Msg: of.msg, Done: of.done, Record: a.flowRecord(of.flow)})
 		of.flow.Close()
 		delete(a.flows, id)
 	}
@@ -502,6 +586,10 @@ func (a *agent) stats(final bool) *control.Stats {
 	if a.ep != nil {
 		s.Endpoint = a.ep.Stats()
 		s.ReceiverFlows, s.ReceiverStateBytes = a.ep.ReceiverStateBytes()
+	}
+	if a.line != nil {
+		total := a.line.total
+		s.Delay, s.DelayHeld = &total, a.line.heldMax
 	}
 	return s
 }

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/ftlab/ftlab/hostagent/clock"
+import (
+	"time"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
+)
 
 // timerHeap is a binary min-heap of timers by (at, seq).
 type timerHeap []*loopTimer
@@ -73,28 +77,46 @@ func (h timerHeap) down(i int) bool {
 	return i != start
 }
 
-// maxCoalesce bounds how many timers latestWithin looks at.
+// maxCoalesce bounds how many timers coalesce looks at.
 const maxCoalesce = 64
 
-// latestWithin returns the latest deadline not after bound among the
-// timers, looking at no more than maxCoalesce of them (a node's children
-// are never earlier than it, so only timers within the bound are
-// visited). The heap must not be empty.
-func (h timerHeap) latestWithin(bound clock.Time) clock.Time {
-	latest := h[0].at
+// coalesce returns when to wake for the earliest timer so that the timers
+// due soon after it run in the same wake-up: the latest deadline W such
+// that no timer due by W would run later than its slack allows (a
+// timer's own slack, or q for timers without one). It looks at no more
+// than maxCoalesce timers (a node's children are never earlier than it,
+// so only timers within the first one's slack are visited). The heap must
+// not be empty.
+func (h timerHeap) coalesce(q time.Duration) clock.Time {
+	slack := func(t *loopTimer) clock.Time {
+		if t.slack >= 0 {
+			return t.at.Add(t.slack)
+		}
+		return t.at.Add(q)
+	}
+	bound := slack(h[0])
+	var cand [maxCoalesce]clock.Time
 	var stack [maxCoalesce]int
-	n := 1 // stack[0] is the root
-	for seen := 0; n > 0 && seen < maxCoalesce; seen++ {
+	nc, n := 0, 1 // stack[0] is the root
+	for n > 0 && nc < maxCoalesce {
 		n--
-		i := stack[n]
-		if h[i].at > bound {
+		t := h[stack[n]]
+		if t.at > bound {
 			continue
 		}
-		latest = max(latest, h[i].at)
-		for c := 2*i + 1; c <= 2*i+2 && c < len(h) && n < len(stack); c++ {
+		bound = min(bound, slack(t))
+		cand[nc] = t.at
+		nc++
+		for c := 2*stack[n] + 1; c <= 2*stack[n]+2 && c < len(h) && n < len(stack); c++ {
 			stack[n] = c
 			n++
 		}
 	}
-	return latest
+	wake := h[0].at
+	for _, at := range cand[:nc] {
+		if at <= bound {
+			wake = max(wake, at)
+		}
+	}
+	return wake
 }

@@ -263,7 +263,7 @@ func (h *Hook) Close() {
 
 // AfterFunc runs f on the loop after d. Loop goroutine only.
 func (l *Loop) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &loopTimer{l: l, f: f, idx: -1}
+	t := &loopTimer{l: l, f: f, idx: -1, slack: -1}
 	l.schedule(t, l.Now().Add(max(d, 0)))
 	return t
 }
@@ -381,7 +381,7 @@ func (l *Loop) wait(now clock.Time, busy bool) error {
 	ep := l.epAll
 	wake, forever := clock.Time(0), true
 	if t := l.heap.peek(); t != nil {
-		wake, forever = l.heap.latestWithin(t.at.Add(l.quantum)), false
+		wake, forever = l.heap.coalesce(l.quantum), false
 	}
 	if now < l.holdUntil && !busy {
 		ep = l.epPost
@@ -470,12 +470,13 @@ func (l *Loop) schedule(t *loopTimer, at clock.Time) {
 
 // loopTimer is a pending or stopped call on a Loop.
 type loopTimer struct {
-	l    *Loop
-	slot *Slot // the agent's share it belongs to; nil: the loop's own
-	at   clock.Time
-	seq  uint64
-	idx  int // in the heap; -1 when not pending
-	f    func()
+	l     *Loop
+	slot  *Slot         // the agent's share it belongs to; nil: the loop's own
+	slack time.Duration // how late coalescing may run it; -1: the loop's quantum
+	at    clock.Time
+	seq   uint64
+	idx   int // in the heap; -1 when not pending
+	f     func()
 }
 
 func (t *loopTimer) Stop() bool {

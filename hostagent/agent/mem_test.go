@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/netip"
@@ -18,6 +19,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
 	"github.com/ftlab/ftlab/internal/params"
 	"github.com/ftlab/ftlab/internal/testlab"
 )
@@ -28,6 +30,9 @@ import (
 type memNet struct {
 	mu    sync.Mutex
 	hosts map[netip.Addr]*memConn
+	// delay and jitter are added to every agents' packet's header words,
+	// as the switches of a fabric with link delays do.
+	delay, jitter uint32
 }
 
 type memConn struct {
@@ -63,8 +68,13 @@ func (c *memConn) Send(d netio.Datagram) error {
 	if peer == nil {
 		return nil // lost
 	}
+	p := bytes.Clone(d.Payload)
+	if len(p) >= wire.CommonLen && (c.net.delay != 0 || c.net.jitter != 0) {
+		binary.BigEndian.PutUint32(p[wire.DelayOff:], binary.BigEndian.Uint32(p[wire.DelayOff:])+c.net.delay)
+		binary.BigEndian.PutUint32(p[wire.JitterOff:], binary.BigEndian.Uint32(p[wire.JitterOff:])+c.net.jitter)
+	}
 	peer.mu.Lock()
-	peer.queue = append(peer.queue, netio.Datagram{Peer: c.addr, EV: d.EV, ECN: d.ECN, Payload: bytes.Clone(d.Payload)})
+	peer.queue = append(peer.queue, netio.Datagram{Peer: c.addr, EV: d.EV, ECN: d.ECN, Payload: p})
 	peer.mu.Unlock()
 	_, _ = unix.Write(peer.w, []byte{1})
 	return nil
@@ -93,6 +103,7 @@ func (c *memConn) MaxPayload() int          { return 1472 }
 func (c *memConn) Port() uint16             { return 4791 }
 func (c *memConn) Fd() int                  { return c.r }
 func (c *memConn) Batch() int               { return 1 << 30 } // ReadBatch drains the queue
+func (c *memConn) Timestamp() error         { return nil }     // arrivals count when read
 func (c *memConn) Flush() error             { return nil }
 func (c *memConn) Stats() netio.SocketStats { return c.stats }
 func (c *memConn) Close() error {
@@ -407,5 +418,62 @@ func TestSharedLoop(t *testing.T) {
 	}
 	if st := expect[*control.Stats](t, hs[0]); st.Loop.Agents != hosts-1 || st.Loop.QuantumNs == 0 {
 		t.Errorf("loop stats %+v: want %d agents and a quantum", st.Loop, hosts-1)
+	}
+}
+
+// TestDelayLine: with link delays (the in-memory network adds them to
+// the headers as switches do) and an access delay, every packet waits
+// its path's delay, both ways, so the RTT is twice the path's; with
+// jitter each path stays FIFO; and the delay line accounts for every
+// packet it held, per message and per flow.
+func TestDelayLine(t *testing.T) {
+	const fabric, access = 3 * time.Millisecond, 2 * time.Millisecond
+	for _, jitter := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprint("jitter ", jitter), func(t *testing.T) {
+			n := memNet{delay: uint32(fabric), jitter: uint32(jitter)}
+			a, b := startMem(t, &n, "10.0.0.2"), startMem(t, &n, "10.2.1.3")
+			cfg := &control.Configure{Scheme: "ecmp", Transport: control.Transport{
+				HostParams: transport.HostParams{Pacing: 1e9, MinRTO: 200 * time.Millisecond, InitialRTO: 200 * time.Millisecond},
+				Seed:       5, DelayLine: true, AccessDelayNs: int64(access),
+			}}
+			for _, h := range []*agent.Handle{a, b} {
+				if err := h.Do(cfg); err != nil {
+					t.Fatal(err)
+				}
+				expect[*control.Configured](t, h)
+			}
+			const size = 300000
+			if err := a.Do(&control.Send{Msg: 1, To: b.Ready.Addr, Bytes: size}); err != nil {
+				t.Fatal(err)
+			}
+			r := expect[*control.Received](t, b).Record
+			expect[*control.Sent](t, a)
+			f := expect[*control.Flow](t, a).Record
+			path := fabric + access
+			if r.Delay == nil || f.Delay == nil {
+				t.Fatalf("no delay accounts: delivery %+v, flow %+v", r.Delay, f.Delay)
+			}
+			if r.Delay.Packets < uint64(r.Packets) || time.Duration(r.Delay.DelaySum/int64(r.Delay.Packets)) != path {
+				t.Errorf("delivery: %d packets held of %d, mean delay %v, want %v", r.Delay.Packets, r.Packets,
+					time.Duration(r.Delay.DelaySum/int64(max(r.Delay.Packets, 1))), path)
+			}
+			if f.Delay.Packets == 0 || time.Duration(f.Delay.DelaySum/int64(f.Delay.Packets)) != path {
+				t.Errorf("flow: %d ACKs held, mean delay %v, want %v", f.Delay.Packets, time.Duration(f.Delay.DelaySum/int64(max(f.Delay.Packets, 1))), path)
+			}
+			if rtt := time.Duration(f.MinRTTNs); rtt < 2*path || rtt > 2*path+time.Duration(jitter)*2+50*time.Millisecond {
+				t.Errorf("min RTT %v, want at least %v", rtt, 2*path)
+			}
+			if r.ReorderedSameEV != 0 {
+				t.Errorf("%d packets reordered on one EV", r.ReorderedSameEV)
+			}
+			t.Logf("min RTT %v (2 x %v of path delay); delivery: %d held, late mean %.0fµs max %v",
+				time.Duration(f.MinRTTNs), path, r.Delay.Packets, r.Delay.MeanLateNs()/1e3, time.Duration(r.Delay.LateMaxNs))
+			if err := b.Do(&control.StatsQuery{}); err != nil {
+				t.Fatal(err)
+			}
+			if st := expect[*control.Stats](t, b); st.Delay == nil || st.Delay.Packets < r.Delay.Packets || st.DelayHeld == 0 {
+				t.Errorf("stats: delay %+v, held max %d", st.Delay, st.DelayHeld)
+			}
+		})
 	}
 }

@@ -33,8 +33,13 @@ func (s *Slot) Loop() *Loop { return s.l }
 func (s *Slot) Now() clock.Time { return s.l.Now() }
 
 // AfterFunc runs f on the loop after d, unless the slot is closed first.
-func (s *Slot) AfterFunc(d time.Duration, f func()) clock.Timer {
-	t := &loopTimer{l: s.l, slot: s, f: f, idx: -1}
+func (s *Slot) AfterFunc(d time.Duration, f func()) clock.Timer { return s.AfterFuncSlack(d, -1, f) }
+
+// AfterFuncSlack is AfterFunc for a timer that coalescing may run at most
+// slack late (instead of the loop's quantum; a negative slack means the
+// quantum). Reset keeps the slack.
+func (s *Slot) AfterFuncSlack(d, slack time.Duration, f func()) clock.Timer {
+	t := &loopTimer{l: s.l, slot: s, f: f, idx: -1, slack: slack}
 	if !s.closed {
 		s.l.schedule(t, s.l.Now().Add(max(d, 0)))
 	}

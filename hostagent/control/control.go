@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 
 	"github.com/ftlab/ftlab/hostagent/cc"
@@ -93,6 +94,15 @@ type Transport struct {
 	// batch (default: a quarter of a packet time at the pacing rate; none
 	// when unpaced). Agents sharing a loop get the shortest of theirs.
 	QuantumNs int64 `json:"quantum_ns,omitempty"`
+	// DelayLine turns on the agent's delay line, which emulates the
+	// fabric's link delays at the receiver (docs/delay.md): every arrival
+	// is held until it came plus the propagation delay its header says
+	// its path had, plus AccessDelayNs (the host's own access link, edge
+	// to host), plus a random share of its jitter bound and
+	// AccessJitterNs, seeded by Seed.
+	DelayLine      bool  `json:"delay_line,omitempty"`
+	AccessDelayNs  int64 `json:"access_delay_ns,omitempty"`
+	AccessJitterNs int64 `json:"access_jitter_ns,omitempty"`
 }
 
 // Validate checks ranges; it does not know scheme names.
@@ -115,6 +125,8 @@ func (t *Transport) Validate() error {
 	neg("rto_granularity_ns", t.RTOGranularityNs)
 	neg("spin_ns", t.SpinNs)
 	neg("quantum_ns", t.QuantumNs)
+	neg("access_delay_ns", t.AccessDelayNs)
+	neg("access_jitter_ns", t.AccessJitterNs)
 	neg("segment_bytes", int64(t.SegmentBytes))
 	neg("overhead_bytes", int64(t.OverheadBytes))
 	if t.MaxRTONs != 0 && int64(t.MinRTO) > t.MaxRTONs {
@@ -138,6 +150,12 @@ func (t *Transport) Validate() error {
 	}
 	if t.QuantumNs > int64(1e9) {
 		errs = append(errs, fmt.Errorf("quantum_ns %d above 1 s", t.QuantumNs))
+	}
+	if max(t.AccessDelayNs, t.AccessJitterNs) > int64(math.MaxUint32) {
+		errs = append(errs, fmt.Errorf("access delay %d or jitter %d ns above %d", t.AccessDelayNs, t.AccessJitterNs, uint32(math.MaxUint32)))
+	}
+	if (t.AccessDelayNs != 0 || t.AccessJitterNs != 0) && !t.DelayLine {
+		errs = append(errs, errors.New("an access delay or jitter needs delay_line"))
 	}
 	return errors.Join(errs...)
 }
@@ -267,6 +285,10 @@ type Stats struct {
 	// ACKs that came back with ECE, echoing a CE mark at the peer.
 	CEData  uint64 `json:"ce_data"`
 	ECEACKs uint64 `json:"ece_acks"`
+	// Delay is the delay line's account of every packet it held (with
+	// delay_line); HeldMax the most it held at once.
+	Delay     *transport.DelayRecord `json:"delay,omitempty"`
+	DelayHeld int                    `json:"delay_held_max,omitempty"`
 }
 
 // Error reports a bad command or a failure.

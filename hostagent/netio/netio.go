@@ -44,6 +44,9 @@ type Datagram struct {
 	ECN ECN
 	// Payload is the UDP payload.
 	Payload []byte
+	// RxNs is when the datagram arrived at the host, as the kernel stamped
+	// it (CLOCK_REALTIME ns; SocketConn.Timestamp); 0 when not stamped.
+	RxNs int64
 }
 
 // Conn sends datagrams; see the package doc for the contract.

@@ -104,9 +104,12 @@ type rxBatch struct {
 
 const ipHdrLen, udpHdrLen = 20, 8
 
-// ctlLen fits the control messages asked for: IP_TOS (1 byte) and
-// SO_RXQ_OVFL (4 bytes), each in an aligned cmsghdr.
-var ctlLen = unix.CmsgSpace(1) + unix.CmsgSpace(4) + 16
+const sizeofTimespec = int(unsafe.Sizeof(unix.Timespec{}))
+
+// ctlLen fits the control messages asked for: IP_TOS (1 byte),
+// SO_RXQ_OVFL (4 bytes) and SO_TIMESTAMPNS (a timespec), each in an
+// aligned cmsghdr.
+var ctlLen = unix.CmsgSpace(1) + unix.CmsgSpace(4) + unix.CmsgSpace(sizeofTimespec) + 16
 
 func newRxBatch(n, size int) *rxBatch {
 	b := &rxBatch{
@@ -281,6 +284,16 @@ func (c *SocketConn) Port() uint16 { return c.cfg.Port }
 // MaxPayload is the largest UDP payload: the MTU less IPv4 and UDP headers.
 func (c *SocketConn) MaxPayload() int { return c.maxPayload }
 
+// Timestamp makes the kernel stamp every datagram received from now on
+// with its arrival time (SO_TIMESTAMPNS: Datagram.RxNs), for a receiver
+// that must know when a datagram came, not when it was read.
+func (c *SocketConn) Timestamp() error {
+	if err := unix.SetsockoptInt(c.udp, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		return fmt.Errorf("netio: SO_TIMESTAMPNS: %w", err)
+	}
+	return nil
+}
+
 // Batch is the most datagrams one ReadBatch hands over (and one sendmmsg
 // sends).
 func (c *SocketConn) Batch() int { return c.cfg.Batch }
@@ -448,6 +461,7 @@ func (c *SocketConn) deliver(b *rxBatch, r Receiver) {
 			continue
 		}
 		var tos byte
+		var rxNs int64
 		ctl := b.ctl[i][:h.Hdr.Controllen]
 		for len(ctl) >= unix.SizeofCmsghdr {
 			cm := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
@@ -460,6 +474,8 @@ func (c *SocketConn) deliver(b *rxBatch, r Receiver) {
 				tos = data[0]
 			case cm.Level == unix.SOL_SOCKET && cm.Type == unix.SO_RXQ_OVFL && len(data) >= 4:
 				c.stats.RxDropped = uint64(*(*uint32)(unsafe.Pointer(&data[0])))
+			case cm.Level == unix.SOL_SOCKET && cm.Type == unix.SCM_TIMESTAMPNS && len(data) >= sizeofTimespec:
+				rxNs = (*unix.Timespec)(unsafe.Pointer(&data[0])).Nano()
 			}
 			next := unix.CmsgSpace(int(cm.Len) - unix.SizeofCmsghdr)
 			if next > len(ctl) {
@@ -469,7 +485,7 @@ func (c *SocketConn) deliver(b *rxBatch, r Receiver) {
 		}
 		p := b.buf[i][:n]
 		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
-		d := Datagram{Peer: netip.AddrFrom4(sa.Addr), EV: PortEV(port, p), ECN: ECN(tos & 3), Payload: p}
+		d := Datagram{Peer: netip.AddrFrom4(sa.Addr), EV: PortEV(port, p), ECN: ECN(tos & 3), Payload: p, RxNs: rxNs}
 		c.stats.RxDatagrams++
 		c.stats.RxBytes += uint64(n)
 		c.stats.RxByType[packetType(p)]++

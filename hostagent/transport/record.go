@@ -101,6 +101,79 @@ type ReceiveRecord struct {
 	// FirstReorder is the first of them, so a fidelity FAIL can say
 	// where it happened.
 	FirstReorder *ReorderSample `json:"first_reorder,omitempty"`
+	// Delay is how the receiving agent's delay line held the message's
+	// packets, when the fabric has link delays.
+	Delay *DelayRecord `json:"delay,omitempty"`
+}
+
+// DelayRecord measures a delay line (the agent that emulates link delays
+// at the receiver, docs/delay.md) over some packets: how late each was
+// handed on against its ideal arrival, the kernel's arrival time plus the
+// propagation delay and jitter of its path.
+type DelayRecord struct {
+	Packets   uint64 `json:"packets"`
+	DelaySum  int64  `json:"delay_sum_ns"` // the delays applied, summed
+	LateSumNs int64  `json:"late_sum_ns"`
+	LateMaxNs int64  `json:"late_max_ns"`
+	// Late counts packets by lateness: Late[i] those late by less than
+	// DelayLateBounds[i], the last those later than every bound.
+	Late [len(DelayLateBounds) + 1]uint64 `json:"late"`
+}
+
+// DelayLateBounds are the upper bounds of DelayRecord.Late's buckets.
+var DelayLateBounds = [...]int64{10e3, 20e3, 50e3, 100e3, 200e3, 500e3, 1e6}
+
+// Add counts one packet held for delay and handed on late after its
+// ideal arrival.
+func (r *DelayRecord) Add(delay, late int64) {
+	r.Packets++
+	r.DelaySum += delay
+	r.LateSumNs += late
+	r.LateMaxNs = max(r.LateMaxNs, late)
+	i := 0
+	for i < len(DelayLateBounds) && late >= DelayLateBounds[i] {
+		i++
+	}
+	r.Late[i]++
+}
+
+// Merge adds o's packets to r.
+func (r *DelayRecord) Merge(o *DelayRecord) {
+	if o == nil {
+		return
+	}
+	r.Packets += o.Packets
+	r.DelaySum += o.DelaySum
+	r.LateSumNs += o.LateSumNs
+	r.LateMaxNs = max(r.LateMaxNs, o.LateMaxNs)
+	for i := range r.Late {
+		r.Late[i] += o.Late[i]
+	}
+}
+
+// MeanLateNs is the mean lateness (0 without packets).
+func (r *DelayRecord) MeanLateNs() float64 {
+	if r.Packets == 0 {
+		return 0
+	}
+	return float64(r.LateSumNs) / float64(r.Packets)
+}
+
+// LateBelowNs is the smallest bucket bound below which at least share of
+// the packets were handed on (-1: beyond the last bound).
+func (r *DelayRecord) LateBelowNs(share float64) int64 {
+	need := share * float64(r.Packets)
+	var n uint64
+	for i, c := range r.Late {
+		n += c
+		if float64(n) >= need {
+			if i == len(DelayLateBounds) {
+				return -1
+			}
+			return DelayLateBounds[i]
+		}
+	}
+	return -1
 }
 
 // ReorderSample is a first copy that arrived after a higher PSN of its
@@ -145,6 +218,9 @@ type FlowRecord struct {
 	Pacing     PacingStats     `json:"pacing"`
 	CC         *CCRecord       `json:"cc,omitempty"` // nil under cc: none
 	Subflows   []SubflowRecord `json:"subflows,omitempty"`
+	// Delay is how the sender's delay line held the flow's ACKs and
+	// NACKs, when the fabric has link delays.
+	Delay *DelayRecord `json:"delay,omitempty"`
 }
 
 // PacingStats measures how closely the pacer kept its rate. Only gaps in
