@@ -83,3 +83,25 @@ func Pacing(flows []transport.FlowRecord) PacingInput {
 	}
 	return p
 }
+
+// Delay sums the delay lines' accounts of a run: the receivers' of every
+// delivered message and the senders' of every flow's ACKs. packetNs is a
+// full-size packet's time on the fabric's fastest link, the yardstick of
+// their lateness.
+func Delay(flows []transport.FlowRecord, received []*transport.ReceiveRecord, packetNs float64) DelayInput {
+	var rec transport.DelayRecord
+	for i := range flows {
+		rec.Merge(flows[i].Delay)
+	}
+	for _, r := range received {
+		if r != nil {
+			rec.Merge(r.Delay)
+		}
+	}
+	d := DelayInput{Packets: rec.Packets, PacketNs: packetNs, MaxLateNs: rec.LateMaxNs, P99LateBelowNs: rec.LateBelowNs(0.99)}
+	if rec.Packets > 0 {
+		d.MeanLateNs = rec.MeanLateNs()
+		d.MeanDelayNs = float64(rec.DelaySum) / float64(rec.Packets)
+	}
+	return d
+}

@@ -53,6 +53,11 @@ const (
 	// them, left packets queued behind them.
 	SaturatedMinGaps   = 100
 	SaturatedBusyShare = 0.5
+	// MaxDelayLate: the delay lines (link delays emulated at the
+	// receivers) handing packets on later than their ideal arrival by
+	// more than this share of a full-size packet's time on average give
+	// WARN.
+	MaxDelayLate = 0.10
 	// Same-EV reordering (when checked) and unexplained drops: any gives
 	// FAIL.
 )
@@ -105,6 +110,20 @@ func (p PacingInput) Error() float64 {
 	return 1 - p.IntendedNs/p.ActualNs
 }
 
+// DelayInput sums the delay lines' accounts over a run (zero Packets: the
+// fabric has no link delays).
+type DelayInput struct {
+	Packets     uint64  `json:"packets"`
+	MeanDelayNs float64 `json:"mean_delay_ns"` // the one-way delay applied, on average
+	MeanLateNs  float64 `json:"mean_late_ns"`  // how late against the ideal arrival
+	MaxLateNs   int64   `json:"max_late_ns"`
+	// P99LateBelowNs bounds the lateness of 99% of the packets (a bucket
+	// bound of transport.DelayLateBounds; -1: beyond the last).
+	P99LateBelowNs int64 `json:"p99_late_below_ns"`
+	// PacketNs is a full-size packet's time on the fabric's fastest link.
+	PacketNs float64 `json:"packet_ns"`
+}
+
 // Inputs are everything the verdict looks at, as recorded for one run.
 type Inputs struct {
 	CPU    *CPUStats   `json:"cpu,omitempty"` // nil: not sampled
@@ -123,6 +142,7 @@ type Inputs struct {
 	// "h2-0-1 from 10.0.0.2, flow 7 PSN 120 after PSN 121 on EV 4242".
 	ReorderExample string      `json:"reorder_example,omitempty"`
 	Drops          []DropInput `json:"unexplained_drops,omitempty"`
+	Delay          DelayInput  `json:"delay_line,omitzero"`
 }
 
 // Report is a run's fidelity: the verdict, why, and what it was based on.
@@ -160,6 +180,14 @@ func Judge(in Inputs) Report {
 	if e := in.Pacing.Error(); e > MaxPacingError {
 		flag(WARN, "senders' pacing error %.1f%% (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late)",
 			100*e, 100*MaxPacingError, 100*in.Pacing.WorstError, float64(in.Pacing.MaxLateNs)/1e6)
+	}
+	if d := in.Delay; d.Packets > 0 && d.PacketNs > 0 && d.MeanLateNs > MaxDelayLate*d.PacketNs {
+		p99 := "over 1ms"
+		if d.P99LateBelowNs >= 0 {
+			p99 = fmt.Sprintf("within %.0fµs", float64(d.P99LateBelowNs)/1e3)
+		}
+		flag(WARN, "link delays emulated late: packets left the delay lines %.0fµs after their ideal arrival on average (limit %.0f%% of a %.0fµs packet time; 99%% %s, worst %.2fms, of %.2fms of delay on average)",
+			d.MeanLateNs/1e3, 100*MaxDelayLate, d.PacketNs/1e3, p99, float64(d.MaxLateNs)/1e6, d.MeanDelayNs/1e6)
 	}
 	if in.LinksUnmeasured != "" {
 		flag(WARN, "link rates not measured: %s", in.LinksUnmeasured)

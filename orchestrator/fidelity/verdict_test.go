@@ -28,6 +28,19 @@ func TestJudge(t *testing.T) {
 			wantVerdict: OK,
 		},
 		{
+			name: "delay lines on time",
+			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true,
+				Delay: DelayInput{Packets: 5000, MeanDelayNs: 6e6, MeanLateNs: 20e3, MaxLateNs: 300e3, P99LateBelowNs: 100e3, PacketNs: 300e3}},
+			wantVerdict: OK,
+		},
+		{
+			name: "delay lines late by more than a tenth of a packet",
+			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true,
+				Delay: DelayInput{Packets: 5000, MeanDelayNs: 6e6, MeanLateNs: 45e3, MaxLateNs: 2.5e6, P99LateBelowNs: -1, PacketNs: 300e3}},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 45µs after their ideal arrival on average (limit 10% of a 300µs packet time; 99% over 1ms, worst 2.50ms, of 6.00ms of delay on average)"},
+		},
+		{
 			name:        "saturated CPU",
 			in:          Inputs{CPU: busyCPU, Pacing: goodPacing, OrderChecked: true},
 			wantVerdict: WARN,

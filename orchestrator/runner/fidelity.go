@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
@@ -21,6 +22,15 @@ func judge(r *results.Run, hostPorts []switchd.PortStats, linksUnmeasured string
 		Drops: fidelity.UnexplainedDrops(r.Ports), OrderChecked: orderChecked(cell.Config, run),
 		LinksUnmeasured: linksUnmeasured,
 	}
+	received := make([]*transport.ReceiveRecord, 0, len(r.Messages))
+	for _, m := range r.Messages {
+		received = append(received, m.Received)
+	}
+	var packetNs float64
+	if g := cell.Config.Regime; g.EmulatedRateBps > 0 {
+		packetNs = float64(g.FrameBytes) * 8 / float64(g.EmulatedRateBps) * 1e9
+	}
+	in.Delay = fidelity.Delay(r.Flows, received, packetNs)
 	for _, m := range r.Messages {
 		if rec := m.Received; rec != nil {
 			in.ReorderedSameEV += rec.ReorderedSameEV

@@ -74,7 +74,7 @@ func (rt AgentRuntime) Start(ctx context.Context, st *lab.State, store *lab.Stor
 		runtime.GOMAXPROCS(need)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	a := &inproc{prevProcs: prevProcs, pool: pool,
+	a := &inproc{prevProcs: prevProcs, pool: pool, topo: st.Topology,
 		cancel: cancel, events: make(chan AgentEvent, 1024), quit: make(chan struct{}), byName: map[string]*inprocAgent{},
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
@@ -104,6 +104,7 @@ type inproc struct {
 	events chan AgentEvent
 	quit   chan struct{} // closed by Stop: events are no longer read
 	pool   *agent.Pool   // the agents' loops; nil: a loop per agent
+	topo   *topology.Topology
 
 	prevProcs int // GOMAXPROCS before the agents started, restored by Stop
 
@@ -141,6 +142,7 @@ func (a *inproc) start(ctx context.Context, h *topology.Node, opts agent.Options
 	}
 	c := *conf
 	c.Name = h.Name
+	setDelayLine(&c.Transport, a.topo, h)
 	if err := ag.command(&c); err != nil {
 		return nil, err
 	}
@@ -148,6 +150,25 @@ func (a *inproc) start(ctx context.Context, h *topology.Node, opts agent.Options
 		return nil, err
 	}
 	return ag, nil
+}
+
+// setDelayLine turns host h's delay line on when the fabric has link
+// delays or jitter, with its access link's (the direction towards it):
+// the switches add every other link's to the packets (docs/delay.md).
+func setDelayLine(t *control.Transport, topo *topology.Topology, h *topology.Node) {
+	for i := range topo.Links {
+		l := &topo.Links[i]
+		if l.Up.Delay != 0 || l.Down.Delay != 0 || l.Up.Jitter != 0 || l.Down.Jitter != 0 {
+			t.DelayLine = true
+			break
+		}
+	}
+	if !t.DelayLine || len(h.Ports) == 0 {
+		return
+	}
+	p := h.Ports[0]
+	in := topo.Links[p.Link].Params(1 - p.Side)
+	t.AccessDelayNs, t.AccessJitterNs = int64(in.Delay), int64(in.Jitter)
 }
 
 // expect reads events until one named want, failing on an error event.
