@@ -102,15 +102,17 @@ const (
 // BaseRTT is the round trip over the fabric's longest path (6 links in a
 // fat tree, 4 in a leaf-spine) when it is idle: a full-size frame out and
 // a header-only ACK back, each serialized at every hop at the fabric's
-// full rate, plus each hop's processing. Durations written as "2rtt" in
-// a scenario are multiples of it, so a scenario keeps its timing when its
+// full rate, plus each hop's processing, plus the links' propagation
+// delays both ways (per stage, the longest of each direction; jitter is
+// not counted: it only ever adds). Durations written as "2rtt" in a
+// scenario are multiples of it, so a scenario keeps its timing when its
 // rate changes (rate: auto).
 func BaseRTT(t *topology.Topology) time.Duration {
 	p := rttParts(t)
 	if p.hops == 0 {
 		return fallbackRTT
 	}
-	return p.serialization + p.processing
+	return p.serialization + p.processing + p.propagation
 }
 
 // rttPartsOf is the base RTT taken apart.
@@ -119,6 +121,7 @@ type rttPartsOf struct {
 	frame         int           // bytes of a full-size frame, Ethernet header included
 	serialization time.Duration // of a full frame out and an ACK back, at every hop
 	processing    time.Duration // the machine's per-hop cost, both ways
+	propagation   time.Duration // the links' delays, both ways
 }
 
 func rttParts(t *topology.Topology) rttPartsOf {
@@ -140,7 +143,32 @@ func rttParts(t *topology.Topology) rttPartsOf {
 		frame:         mtu + ethernetHeader,
 		serialization: time.Duration(math.Round(bits / float64(full) * 1e9)),
 		processing:    time.Duration(2*hops) * perHopProcessing,
+		propagation:   2 * pathDelay(t),
 	}
+}
+
+// pathDelay is the one-way propagation delay of the fabric's longest
+// path: a packet climbs every stage and comes down every stage, so it is
+// the sum over the stages of the longest upward and the longest downward
+// delay (exact when each stage's links are alike). The way back crosses
+// the same stages in the other directions, so it is the same.
+func pathDelay(t *topology.Topology) time.Duration {
+	type updown struct{ up, down time.Duration }
+	stages := map[topology.Stage]*updown{}
+	for i := range t.Links {
+		l := &t.Links[i]
+		s := stages[l.Stage]
+		if s == nil {
+			s = &updown{}
+			stages[l.Stage] = s
+		}
+		s.up, s.down = max(s.up, l.Up.Delay), max(s.down, l.Down.Delay)
+	}
+	var d time.Duration
+	for _, s := range stages {
+		d += s.up + s.down
+	}
+	return d
 }
 
 // Regime is a fabric in the ratios a transport sees it through, at the
@@ -189,8 +217,8 @@ func regimeOf(t *topology.Topology, rate *RateInfo) Regime {
 	if p.hops == 0 {
 		return r
 	}
-	r.EmulatedRTT = p.serialization + p.processing
-	r.TopologyRTT = time.Duration(float64(p.serialization) / r.Dilation)
+	r.EmulatedRTT = p.serialization + p.processing + p.propagation
+	r.TopologyRTT = time.Duration(float64(p.serialization+p.propagation) / r.Dilation)
 	bdp := func(rtt time.Duration, bps uint64) float64 {
 		return rtt.Seconds() * float64(bps) / float64(8*p.frame)
 	}
@@ -224,13 +252,13 @@ func (r Regime) Describe(sigma int) string {
 // the data's way). It is what a transport with rto: paper sets its timeout
 // from (Ordered Chaos V-A: "the topology's maximum unloaded RTT"); on a
 // fabric whose links all run at one rate it equals BaseRTT, and a slow
-// switch makes it longer.
+// switch makes it longer. Link delays count as in BaseRTT.
 func MaxRTT(t *topology.Topology) time.Duration {
 	p := rttParts(t)
 	if p.hops == 0 {
 		return fallbackRTT
 	}
-	return max(slowestPath(t, p.frame)+slowestPath(t, ackFrame)+p.processing, p.serialization+p.processing)
+	return max(slowestPath(t, p.frame)+slowestPath(t, ackFrame)+p.processing, p.serialization+p.processing) + p.propagation
 }
 
 // slowestPath is the longest serialization time of a frame of the given

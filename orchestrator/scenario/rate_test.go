@@ -199,3 +199,40 @@ func TestMaxRTT(t *testing.T) {
 		t.Errorf("leaf-spine: max RTT %v, base RTT %v (4 hops: below the fat tree's %v)", leaf.MaxRTT, leaf.BaseRTT, sym.BaseRTT)
 	}
 }
+
+// TestBaseRTTIncludesDelay: link delays count twice (out and back) per
+// stage and direction, at their longest; the regime's RTTs and BDPs take
+// them in, and running the fabric slower stretches them with the rest.
+func TestBaseRTTIncludesDelay(t *testing.T) {
+	const topo = `topology:
+  kind: fattree
+  k: 4
+  links: {rate: 100Mbit, delay: 1ms}
+  overrides:
+    - from: a0-0
+      to: c0-0
+      delay: 3ms
+workload: {kind: permutation}
+`
+	s := mustParse(t, topo, nil)
+	c := s.Cells[0].Config
+	// 2569.92 us without delays (TestDefaults); the longest path has
+	// 1 ms on every link but a0-0 -> c0-0's 3 ms: (6 + 2) ms each way.
+	if want := 2569920*time.Nanosecond + 16*time.Millisecond; c.BaseRTT != want || c.MaxRTT != want {
+		t.Errorf("base RTT %v, max RTT %v, want %v", c.BaseRTT, c.MaxRTT, want)
+	}
+	if r := c.Regime; r.EmulatedRTT != c.BaseRTT || r.TopologyRTT != 769920*time.Nanosecond+16*time.Millisecond {
+		t.Errorf("regime RTTs %v emulated, %v topology", r.EmulatedRTT, r.TopologyRTT)
+	}
+	if w := c.Wire(); w.Propagation != time.Millisecond {
+		t.Errorf("the bound's propagation %v, want the shortest link's 1ms", w.Propagation)
+	}
+	// At a quarter of the rate, delays are 4x: time dilation.
+	slow := mustParse(t, topo+"rate: 25Mbit\n", nil).Cells[0].Config
+	if got := slow.Regime; got.Dilation != 4 || got.TopologyRTT != c.Regime.TopologyRTT {
+		t.Errorf("dilated: dilation %v, topology RTT %v (want 4 and %v)", got.Dilation, got.TopologyRTT, c.Regime.TopologyRTT)
+	}
+	if want := 4*(769920*time.Nanosecond+16*time.Millisecond) + 1800*time.Microsecond; slow.BaseRTT != want {
+		t.Errorf("dilated base RTT %v, want %v", slow.BaseRTT, want)
+	}
+}

@@ -116,7 +116,16 @@ func (c *Config) Fabric() *workload.Fabric { return c.fabric }
 // Wire returns how the cell's messages become packets: the host header
 // and the payload that fits the smallest MTU.
 func (c *Config) Wire() workload.Wire {
-	return workload.Wire{Header: int(c.Host.Header), Payload: c.fabric.MTU + ethernetHeader - int(c.Host.Header)}
+	w := workload.Wire{Header: int(c.Host.Header), Payload: c.fabric.MTU + ethernetHeader - int(c.Host.Header)}
+	if t := c.Topo(); t != nil && len(t.Links) > 0 {
+		// The bound takes one delay for every link: the shortest keeps
+		// it a lower bound.
+		w.Propagation = t.Links[0].Up.Delay
+		for _, l := range t.Links {
+			w.Propagation = min(w.Propagation, l.Up.Delay, l.Down.Delay)
+		}
+	}
+	return w
 }
 
 // ethernetHeader is counted in Host.Header but not in the MTU, which is
