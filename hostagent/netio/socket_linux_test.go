@@ -276,3 +276,32 @@ func TestSocketConnDeferredAndRun(t *testing.T) {
 		t.Fatalf("Run did not deliver %d datagrams", n)
 	}
 }
+
+// TestSocketConnTimestamp: with Timestamp, every datagram carries the
+// kernel's arrival time, after it was sent and before it was read;
+// without, none.
+func TestSocketConnTimestamp(t *testing.T) {
+	nsA, nsB := pair(t)
+	a := listen(t, nsA, netio.SocketConfig{Port: 4791})
+	b := listen(t, nsB, netio.SocketConfig{Port: 4791, Addr: netip.MustParseAddr("10.99.0.2")})
+	send := func() int64 {
+		before := time.Now().UnixNano()
+		if err := a.Send(netio.Datagram{Peer: b.LocalAddr(), EV: 7, Payload: header(7, 100)}); err != nil {
+			t.Fatal(err)
+		}
+		return before
+	}
+	send()
+	if got := readN(t, b, 1); len(got) != 1 || got[0].RxNs != 0 {
+		t.Fatalf("without Timestamp: %d datagrams, stamp %d", len(got), got[0].RxNs)
+	}
+	if err := b.Timestamp(); err != nil {
+		t.Fatal(err)
+	}
+	before := send()
+	got := readN(t, b, 1)
+	after := time.Now().UnixNano()
+	if len(got) != 1 || got[0].RxNs < before || got[0].RxNs > after {
+		t.Fatalf("stamp %d not within the send at %d and the read by %d", got[0].RxNs, before, after)
+	}
+}
