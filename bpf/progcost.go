@@ -50,7 +50,7 @@ var costCases = append([]costCase{
 	{"tc_shaped, up, ecmp", ModeShaped, PolicyECMP, tcOf, 0, costUp, tcRedirect},
 	{"tc_shaped, up, ofan", ModeShaped, PolicyOfan, tcOf, 0, costUp, tcRedirect},
 	{"tc_shaped, up, ar", ModeShaped, PolicyAR, tcOf, 0, costUp, tcRedirect},
-}, tapCostCases...)
+}, append(tapCostCases, delayCostCases...)...)
 
 // setup loads the reference switch for the case, with link models that
 // never fill (the cost of the common path, not of drops) and the Ofan
@@ -79,7 +79,10 @@ func (c costCase) setup() (*Switch, []byte, error) {
 	}
 	// A 500-byte frame with TTL 255: runs repeat over the same buffer, and
 	// every one of them forwards.
-	frame, err := udpFrame(c.dst, 458)
+	frame, delayCase, err := c.delaySetup(s)
+	if !delayCase {
+		frame, err = udpFrame(c.dst, 458)
+	}
 	if err != nil {
 		s.Close()
 		return nil, nil, err
