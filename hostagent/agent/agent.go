@@ -445,7 +445,9 @@ func (a *agent) configure(c *control.Configure) error {
 			return err
 		}
 		a.rxDelay, a.txDelay = map[msgKey]*transport.DelayRecord{}, map[uint32]*transport.DelayRecord{}
-		a.line = newDelayLine(a.slot, -1, time.Duration(t.AccessDelayNs), time.Duration(t.AccessJitterNs), t.Seed,
+		// Releases may coalesce, but within a quarter of the quantum:
+		// the verdict holds them to a tenth of a packet time.
+		a.line = newDelayLine(a.slot, quantum(t)/4, time.Duration(t.AccessDelayNs), time.Duration(t.AccessJitterNs), t.Seed,
 			a.conn.MaxPayload(), a.released)
 	}
 	eff := ep.Config()
