@@ -180,10 +180,7 @@ func (a *agent) attach(l *Loop) error {
 	a.slot = l.NewSlot()
 	batch := a.conn.Batch()
 	_, err := a.slot.Watch(a.conn.Fd(), func() bool {
-		// The clocks now, to place the kernel's arrival stamps (wall
-		// clock) on the loop's (monotonic): arrivals before this read.
-		a.readAt = a.slot.Now()
-		a.wallOff = time.Now().UnixNano() - int64(a.readAt)
+		a.noteRead()
 		n, err := a.conn.ReadBatch(a)
 		if err != nil {
 			a.fail(fmt.Errorf("receive: %w", err))
@@ -270,6 +267,13 @@ func (a *agent) HandleDatagram(d netio.Datagram) {
 		return
 	}
 	a.handle(d)
+}
+
+// noteRead takes the clocks before a read, to place the kernel's arrival
+// stamps (wall clock) on the loop's (monotonic): arrivals before it.
+func (a *agent) noteRead() {
+	a.readAt = a.slot.Now()
+	a.wallOff = time.Now().UnixNano() - int64(a.readAt)
 }
 
 // msgKey names a message being received.
@@ -543,9 +547,21 @@ func (a *agent) onReceived(rec transport.ReceiveRecord) {
 	a.out.event(&control.Received{From: rec.Peer, Record: rec})
 }
 
+// maxFinalReads bounds the batches finish reads.
+const maxFinalReads = 16
+
 // finish reports unacknowledged messages and the final stats, and takes
 // the agent off the loop (loop goroutine, or after the loop ended).
 func (a *agent) finish() {
+	// What already arrived is read first, so the final records and
+	// counters include it (a stop command can overtake a batch the loop
+	// has not yet read).
+	for range maxFinalReads {
+		a.noteRead()
+		if n, err := a.conn.ReadBatch(a); err != nil || n < a.conn.Batch() {
+			break
+		}
+	}
 	a.gone = true
 	for id, of := range a.flows {
 		if !of.done {
