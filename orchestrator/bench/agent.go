@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -148,77 +151,25 @@ func mmsgs(n, size int) []unix.Mmsghdr {
 // and the process's CPU time meanwhile. The agents are stopped before it
 // returns.
 func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme, algo string, bytes uint64) (res RateResult, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type hostEvent struct {
-		src bool
-		ev  control.Event
+	ns := []string{src, dst}
+	set, err := startAgentSet(ctx, len(ns), func(i int) agent.Options { return agent.Options{Namespace: ns[i]} },
+		control.Configure{Scheme: scheme, CC: algo, Transport: control.Transport{
+			HostParams: transport.HostParams{MinRTO: 250 * time.Millisecond, InitialRTO: 250 * time.Millisecond},
+		}})
+	if err != nil {
+		return res, err
 	}
-	events := make(chan hostEvent, 4096)
-	var hs []*agent.Handle
-	defer func() {
-		for _, h := range hs {
-			_ = h.Stop()
-		}
-		for _, h := range hs {
-			_ = h.Wait()
-		}
-	}()
-	cfg := control.Configure{Scheme: scheme, CC: algo, Transport: control.Transport{
-		HostParams: transport.HostParams{MinRTO: 250 * time.Millisecond, InitialRTO: 250 * time.Millisecond},
-	}}
-	for i, ns := range []string{src, dst} {
-		h, err := agent.Start(ctx, agent.Options{Namespace: ns})
-		if err != nil {
-			return res, err
-		}
-		hs = append(hs, h)
-		go func() {
-			for ev := range h.Events() {
-				select {
-				case events <- hostEvent{i == 0, ev}:
-				case <-ctx.Done():
-				}
-			}
-		}()
-		c := cfg
-		c.Name = ns
-		if err := h.Do(&c); err != nil {
-			return res, err
-		}
-	}
-	next := func(d time.Duration) (hostEvent, error) {
-		select {
-		case he := <-events:
-			if e, ok := he.ev.(*control.Error); ok {
-				return he, fmt.Errorf("agent error: %s", e.Error)
-			}
-			return he, nil
-		case <-ctx.Done():
-			return hostEvent{}, ctx.Err()
-		case <-time.After(d):
-			return hostEvent{}, fmt.Errorf("no agent event in %v", d)
-		}
-	}
-	for configured := 0; configured < 2; {
-		he, err := next(5 * time.Second)
-		if err != nil {
-			return res, err
-		}
-		if _, ok := he.ev.(*control.Configured); ok {
-			configured++
-		}
-	}
+	defer set.stop()
 	c0 := processCPU()
-	if err := hs[0].Do(&control.Send{Msg: 1, To: dstAddr, Bytes: bytes}); err != nil {
+	if err := set.handles[0].Do(&control.Send{Msg: 1, To: dstAddr, Bytes: bytes}); err != nil {
 		return res, err
 	}
 	for {
-		he, err := next(time.Minute)
+		he, err := set.next(ctx, time.Minute)
 		if err != nil {
 			return res, err
 		}
-		if s, ok := he.ev.(*control.Sent); ok && he.src {
+		if s, ok := he.ev.(*control.Sent); ok && he.host == 0 {
 			cpu := processCPU() - c0
 			res = RateResult{Packets: s.Record.Packets + s.Record.Retransmissions, Wall: time.Duration(s.Record.FCTNs), CPU: cpu}
 			break
@@ -226,29 +177,79 @@ func AgentTransfer(ctx context.Context, src, dst, dstAddr, scheme, algo string, 
 	}
 	// The sender's socket counters: how many datagrams each sendmmsg
 	// carried (pacing splits the batches a window-limited burst fills).
-	if err := hs[0].Do(&control.StatsQuery{}); err != nil {
+	if err := set.handles[0].Do(&control.StatsQuery{}); err != nil {
 		return res, err
 	}
 	for {
-		he, err := next(10 * time.Second)
+		he, err := set.next(ctx, 10*time.Second)
 		if err != nil {
 			return res, err
 		}
-		if st, ok := he.ev.(*control.Stats); ok && he.src {
+		if st, ok := he.ev.(*control.Stats); ok && he.host == 0 {
 			res.SendCalls, res.Datagrams = int(st.Conn.TxCalls), int(st.Conn.TxDatagrams)
 			return res, nil
 		}
 	}
 }
 
+// pacedRuntimes are the runtimes the agent section compares, step by
+// step: the runner's (one loop per core, batching within a quarter packet
+// time), the same loops without batching (a quantum of 1 ns), and a loop
+// per host (how in-process agents ran before they shared loops).
+var pacedRuntimes = []PacedRuntime{{}, {Quantum: time.Nanosecond}, {PerHost: true}}
+
+// pacedRows measures the paced agents in each runtime and the paced bare
+// UDP loop, in one shaped lab.
+func pacedRows(ctx context.Context, opt Options, d time.Duration) (rows []Row, err error) {
+	s, err := newScope()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := s.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	topo, err := pacedLab(ctx, s, pacedRate)
+	if err != nil {
+		return nil, err
+	}
+	bare, err := PacedBareUDP(ctx, s, topo, pacedRate, d)
+	if err != nil {
+		return nil, fmt.Errorf("paced bare UDP: %w", err)
+	}
+	opt.logf("bench: paced bare UDP: %d datagrams, CPU %v, %.0f per core", bare.Packets, bare.CPU.Round(time.Millisecond), bare.PPSPerCore())
+	cores := float64(runtime.NumCPU())
+	for _, rt := range pacedRuntimes {
+		pr, err := PacedAgents(ctx, s, topo, pacedRate, d, rt)
+		if err != nil {
+			return rows, fmt.Errorf("paced agents, %v: %w", rt, err)
+		}
+		share := pr.CPU.Seconds() / pr.Wall.Seconds() / cores
+		opt.logf("bench: paced agents, %v: %d DATA, %d datagrams in %v, CPU %v (%.0f%% of %v cores), %v per DATA packet, pacing error %.1f%%, latest %v, loops waited %v for a CPU",
+			rt, pr.Data, pr.Datagrams, pr.Wall.Round(time.Millisecond), pr.CPU.Round(time.Millisecond), 100*share, cores,
+			pr.CPUPerPacket(), 100*pr.PacingError(), time.Duration(pr.MaxLateNs), pr.LoopWait().Round(time.Millisecond))
+		label := fmt.Sprintf("%d hosts at %s, %v", pr.Hosts, units.FormatRate(pacedRate), rt)
+		rows = append(rows,
+			row("paced agents datagrams per core ("+label+")", "pps/core", pr.DatagramsPerCore(), bare.PPSPerCore(), "paced bare UDP loop"),
+			row("paced agents CPU per DATA packet ("+label+")", "µs", pr.CPUPerPacket().Seconds()*1e6, 2e6/bare.PPSPerCore(), "paced bare UDP loop, 2 datagrams"),
+			row("paced agents CPU share ("+label+")", "%", 100*share, 100, "all cores"),
+			row("paced agents pacing error ("+label+")", "%", 100*pr.PacingError(), 100*fidelity.MaxPacingError, "fidelity limit"),
+			row("paced agents' loops waiting for a CPU ("+label+")", "s", pr.LoopWait().Seconds()/float64(max(len(pr.Loops), 1)), pr.Wall.Seconds(), "run time, per loop thread"),
+		)
+	}
+	return rows, nil
+}
+
 // Agent measures the host agent's DATA packet rate per core against a
-// bare UDP loop between the same two hosts of a k=4 line-rate lab, and its
-// CPU per DATA packet under each congestion control of opt.CC against cc
-// none in the same run.
+// bare UDP loop between the same two hosts of a k=4 line-rate lab, paced
+// on every host of a shaped lab in each runtime (pacedRuntimes) against a
+// paced bare UDP loop, and its CPU per DATA packet under each congestion
+// control of opt.CC against cc none in the same run.
 func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
-	n, bytes := 200000, uint64(64<<20)
+	n, bytes, paced := 200000, uint64(64<<20), 2*time.Second
 	if opt.Quick {
-		n, bytes = 50000, 16<<20
+		n, bytes, paced = 50000, 16<<20, 500*time.Millisecond
 	}
 	const scheme = "rss+pfld"
 	algos := opt.ccs()
@@ -256,8 +257,15 @@ func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
 		"h0-0-0 -> h0-0-1 of a k=4 fat tree, eBPF switch in line-rate mode. Baseline: %d 1472-byte datagrams, sendmmsg/recvmmsg, "+
 			"at most 256 ahead of the receiver. Agent: in-process agents move %d MiB with %s, unpaced; DATA packets over the FCT. "+
 			"CPU = this process's user + system time. Congestion controls (%s): the same transfer, each against cc none's CPU per DATA packet, "+
-			"measured before and after them, and the datagrams per sendmmsg (pacing splits batches).",
-		n, bytes>>20, scheme, strings.Join(algos, ", "))}
+			"measured before and after them, and the datagrams per sendmmsg (pacing splits batches). "+
+			"Paced: a k=4 fat tree in shaped mode, every link at %s; each of the 16 hosts sends %v worth of data with %s, paced at %s, "+
+			"to its neighbour under the same edge switch (two hops; nothing queues in the fabric), the agents sharing one event loop per core "+
+			"(as the runner runs them; also without batching: quantum 1 ns) or with a loop each; datagrams are everything the agents sent (DATA, ACKs, probes), CPU is this process's "+
+			"and the ksoftirqd threads' until the last message is acknowledged. Paced baseline: the same hosts send 1472-byte UDP datagrams "+
+			"to the same neighbours at the same rate from one goroutine that wakes every %v and moves each host's due datagrams with one "+
+			"sendmmsg and its arrivals with one recvmmsg: the fabric's and the sockets' cost with the least wake-ups.",
+		n, bytes>>20, scheme, strings.Join(algos, ", "), units.FormatRate(uint64(pacedRate*pacedHeadroom)), paced, pacedScheme,
+		units.FormatRate(pacedRate), bareTick)}
 	s, err := newScope()
 	if err != nil {
 		return sec, err
@@ -290,6 +298,11 @@ func Agent(ctx context.Context, opt Options) (sec *Section, err error) {
 		row("agent DATA pps per core ("+scheme+")", "pps/core", ag.PPSPerCore(), bare.PPSPerCore(), "bare UDP loop"),
 		row("agent DATA pps ("+scheme+")", "pps", ag.PPS(), bare.PPS(), "bare UDP loop"),
 	)
+	prows, err := pacedRows(ctx, opt, paced)
+	sec.Rows = append(sec.Rows, prows...)
+	if err != nil {
+		return sec, err
+	}
 	// cc none again after the others: the baseline is the mean of both,
 	// and their ratio says how much the machine drifted meanwhile.
 	var rows []Row

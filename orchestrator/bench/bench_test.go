@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ftlab/ftlab/hostagent/cc"
 )
 
 func TestFabricQuick(t *testing.T) {
@@ -61,4 +63,46 @@ func jsonRoundTrip(t *testing.T, rep *Report) Report {
 		t.Fatal(err)
 	}
 	return back
+}
+
+// TestAgentQuick: the agent section measures the unpaced transfer and the
+// paced agents in every runtime against their baselines, and leaves
+// nothing of its labs behind.
+func TestAgentQuick(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces")
+	}
+	var scopes []*scope
+	scopeHook = func(s *scope) { scopes = append(scopes, s) }
+	t.Cleanup(func() {
+		scopeHook = nil
+		for _, s := range scopes {
+			_ = s.close()
+		}
+	})
+	rep, err := Run(context.Background(), []string{"agent"}, Options{Quick: true, CC: []string{cc.None}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := jsonRoundTrip(t, rep)
+	rows := back.Sections[0].Rows
+	if want := 2 + 5*len(pacedRuntimes); len(rows) != want {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), want, rows)
+	}
+	for _, r := range rows {
+		if r.Baseline <= 0 || r.Value < 0 || strings.Contains(r.Figure, "per core") && r.Value <= 0 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	left, err := Leftovers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range left {
+		for _, s := range scopes {
+			if strings.HasPrefix(ns, s.prefix) {
+				t.Errorf("left behind: %s", ns)
+			}
+		}
+	}
 }
