@@ -215,8 +215,7 @@ type agent struct {
 
 	// line holds arrivals for the fabric's link delays (nil: none).
 	line    *delayLine
-	readAt  clock.Time                        // when the current batch was read
-	wallOff int64                             // wall clock minus loop time at readAt
+	wallOff int64                             // wall clock minus loop time, taken before each read
 	rxDelay map[msgKey]*transport.DelayRecord // delay line accounts of messages being received
 	txDelay map[uint32]*transport.DelayRecord // ... and of the ACKs of flows being sent
 
@@ -259,7 +258,9 @@ func (a *agent) HandleDatagram(d netio.Datagram) {
 		return
 	}
 	if a.line != nil {
-		arrival := a.readAt
+		// The kernel's stamp says when it came; a datagram without one
+		// (a conn that does not stamp) came by now.
+		arrival := a.slot.Now()
 		if d.RxNs != 0 {
 			arrival = min(arrival, clock.Time(d.RxNs-a.wallOff))
 		}
@@ -270,10 +271,9 @@ func (a *agent) HandleDatagram(d netio.Datagram) {
 }
 
 // noteRead takes the clocks before a read, to place the kernel's arrival
-// stamps (wall clock) on the loop's (monotonic): arrivals before it.
+// stamps (wall clock) on the loop's (monotonic).
 func (a *agent) noteRead() {
-	a.readAt = a.slot.Now()
-	a.wallOff = time.Now().UnixNano() - int64(a.readAt)
+	a.wallOff = time.Now().UnixNano() - int64(a.slot.Now())
 }
 
 // msgKey names a message being received.
