@@ -79,7 +79,7 @@ func TestCCWindowLimitsFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (transport.CCFlow{MSS: mss, PacketBytes: mss + 40 + 42, BaseRTT: 100 * time.Microsecond, MaxWindow: 64 << 10}); c.flow != want {
+	if want := (transport.CCFlow{MSS: mss, PacketBytes: mss + wire.DataLen + 42, BaseRTT: 100 * time.Microsecond, MaxWindow: 64 << 10}); c.flow != want {
 		t.Errorf("flow %+v, want %+v", c.flow, want)
 	}
 	if _, err := f.Send(10 * mss); err != nil {
