@@ -8,6 +8,15 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X github.com/ftlab/ftlab/cmd/ftlab/cli.Version=$(VERSION) -X github.com/ftlab/ftlab/cmd/ftlab/cli.Commit=$(COMMIT)
 DEMO_LAB ?= demo
 
+# The eBPF toolchain, in one place: bpf/gen.go's go:generate lines read
+# these (exported below for `make generate`). Debian keeps the kernel's
+# asm/ headers under the multiarch directory, which clang -target bpf does
+# not search; it is derived once here, not spelled out per object.
+BPF_CLANG     ?= clang-19
+BPF_STRIP     ?= llvm-strip-19
+BPF_MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
+BPF_CFLAGS    ?= -O2 -g -Wall -Werror -mcpu=v3 $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
+
 .PHONY: all build test test-unit test-labs bench generate demo lab-demo clean check
 
 all: build
@@ -40,7 +49,12 @@ test-labs:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
 
-# Regenerates the eBPF objects and their bpf2go bindings (needs clang-19).
+# Regenerates the eBPF objects and their bpf2go bindings (needs clang-19,
+# llvm-19, libbpf-dev). The output is deterministic: CI regenerates and
+# fails on any difference from the committed files.
+generate: export BPF_CLANG := $(BPF_CLANG)
+generate: export BPF_STRIP := $(BPF_STRIP)
+generate: export BPF_CFLAGS := $(BPF_CFLAGS)
 generate:
 	$(GO) generate ./...
 

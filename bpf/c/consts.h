@@ -21,8 +21,6 @@ enum ftl_limits {
 	TRIM_PRIORITY = 0x10010, /* skb->priority of trimmed/header packets: htb class 1:10 */
 	MAX_IP_HDR = 60,       /* largest IPv4 header (IHL 15) */
 	L4_HDR_PULL = 20,      /* transport bytes wanted in the linear area */
-	MAX_WATCHED_PORTS = 16384, /* default size of qdisc_monitor's port table */
-	MAX_BULK_DEQUEUE = 64, /* packets of one bulk dequeue qdisc_monitor walks */
 };
 
 /* Forwarding mode of a switch. */

@@ -17,36 +17,11 @@
  * running state serializes them), so one port's entry has one writer.
  */
 #include <linux/bpf.h>
-#include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "consts.h"
-#include "structs.h"
+#include "qdisc_monitor.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* The kernel's types, reduced to the fields read; CO-RE relocates each
- * access to this kernel's layout at load time. */
-struct qdisc_skb_head {
-	__u32 qlen;
-} __attribute__((preserve_access_index));
-
-struct Qdisc {
-	struct qdisc_skb_head q;
-} __attribute__((preserve_access_index));
-
-struct sk_buff {
-	struct sk_buff *next;
-	unsigned int len;
-	__u32 mark;
-} __attribute__((preserve_access_index));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_WATCHED_PORTS);
-	__type(key, __u32);              /* the port's mark (port_cfg.mark) */
-	__type(value, struct dq_stats);
-} dq_ports SEC(".maps");             /* watched ports: their dequeue statistics */
 
 /* TP_PROTO(struct Qdisc *qdisc, const struct netdev_queue *txq,
  *          int packets, struct sk_buff *skb); skb is NULL when the qdisc

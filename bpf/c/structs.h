@@ -102,18 +102,3 @@ struct pointer {
 	__u32 counter;
 	__u8 order[MAX_UPLINKS]; /* uplink indexes; rr ignores it (identity) */
 };
-
-/* What qdisc_monitor measured of one port's real egress queue (dq_ports).
- * A busy gap is the time from one dequeue that left the qdisc backlogged
- * to the next: the link serializing the earlier packet, so busy_bytes
- * sums those earlier packets' lengths. */
-struct dq_stats {
-	__u64 dequeues;   /* packets dequeued */
-	__u64 bytes;      /* their bytes (skb->len: the Ethernet frame) */
-	__u64 busy_gaps;  /* dequeues that followed one leaving a backlog */
-	__u64 busy_ns;    /* sum of those gaps */
-	__u64 busy_bytes; /* bytes served in them */
-	__u64 last_ns;    /* time of the latest dequeue */
-	__u32 last_len;   /* its length */
-	__u32 last_qlen;  /* packets it left in the qdisc */
-};
