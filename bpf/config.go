@@ -167,7 +167,7 @@ func (s *Switch) Config() Config {
 
 // writeCfg stores s.cfg; s.mu must be held.
 func (s *Switch) writeCfg() error {
-	if err := s.maps.CfgMap.Put(uint32(0), &s.cfg); err != nil {
+	if err := s.maps.CfgMap.Put(uint32(s.id), &s.cfg); err != nil {
 		return fmt.Errorf("bpf: write switch config: %w", err)
 	}
 	return nil

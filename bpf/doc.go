@@ -1,14 +1,18 @@
-// Package bpf is the data plane of an ftlab switch: eBPF programs (C in
-// c/, compiled by bpf2go) and a small typed Go API to load, attach and
-// configure one instance per switch.
+// Package bpf is the data plane of ftlab's switches: eBPF programs (C in
+// c/, compiled by bpf2go) and a small typed Go API to load them once for
+// all the switches of a lab ([Plane]), attach them and configure each
+// switch ([Switch]).
 //
 // # Model
 //
-// A switch is a network namespace whose ports are veths. One [Switch]
-// (programs plus maps) is loaded per switch; the control plane calls its
-// methods on an OS thread that is inside the switch's namespace, because
-// ifindexes (attach, SetPort's DEVMAP entry) are resolved in the calling
-// thread's namespace.
+// A switch is a network namespace whose ports are veths. One [Plane]
+// (programs plus maps) serves every switch of a lab, each at its own
+// offsets in the maps; a port finds its switch by its ingress ifindex, so
+// the plane's ports need distinct ifindexes across namespaces. The control
+// plane calls a [Switch]'s methods on an OS thread that is inside the
+// switch's namespace when ifindexes are involved (attach, SetPort's DEVMAP
+// entry): they are resolved in the calling thread's namespace. [Load]
+// gives a plane of one switch.
 //
 // Ports are numbered 0..MaxPorts-1 by the control plane (downlinks first,
 // then uplinks, as in the topology model). Routes live in an LPM trie keyed
@@ -31,7 +35,8 @@
 //
 // Shaped mode: xdp_ingress does only the PHY stage (admin state, random
 // corruption loss, rx counters) and the L3 sanity checks (non-IPv4,
-// malformed, to-local, TTL), then XDP_PASS. tc_shaped (TCX ingress) routes,
+// malformed, to-local, TTL), then XDP_PASS. tc_shaped (TC ingress, a
+// direct-action cls_bpf filter) routes,
 // chooses the uplink, runs the egress port's virtual FIFO (tail drop,
 // trimming, ECN CE marking, queue statistics) and forwards with
 // bpf_redirect(ifindex, 0), which does go through the egress veth's qdisc:
@@ -43,10 +48,10 @@
 // enqueue; and pointer counters then advance exactly once per packet. The
 // cost is a second header parse (a few ns).
 //
-// An instance loads only the programs it needs (Options.Programs, see
+// A plane loads only the programs it needs (Options.Programs, see
 // [ProgramsFor]): xdp_ingress always, tc_shaped for shaped mode (the
 // default loads both), xdp_pass only when asked for. [Switch.AttachPort]
-// attaches the instance's port programs (XDP native, and TCX ingress if
+// attaches the plane's port programs (XDP native, and TC ingress if
 // tc_shaped is loaded); with both, mode changes are a SetConfig away.
 // Shaped mode, and attaching a program that was not loaded, fail with
 // [ErrNotLoaded]. XDP_REDIRECT into a veth needs NAPI on the receiving
@@ -66,9 +71,9 @@
 //
 // # Pinning
 //
-// With Options.PinDir (a bpffs directory) the instance and every later
-// attachment are pinned and outlive the process; [Open] reopens them and
-// [Switch.Unpin] releases them. See README.md for the layout.
+// With a PinDir (a bpffs directory) the plane and every later attachment
+// are pinned and outlive the process; [OpenPlane] reopens them and
+// [Plane.Unpin] releases them. See README.md for the layout.
 //
 // # Counters
 //

@@ -67,8 +67,8 @@ func TestPinOpenUnpin(t *testing.T) {
 	if c := o.Config(); c.Mode != ModeShaped || c.Policy != PolicyOfan || c.Seed != 9 {
 		t.Errorf("reopened config %+v", c)
 	}
-	if o.ifOf[0] != uint32(a) || o.opts.MaxGroups != 8 {
-		t.Errorf("reopened: port 0 ifindex %d (want %d), MaxGroups %d (want 8)", o.ifOf[0], a, o.opts.MaxGroups)
+	if ifx, err := o.portIfindex(0); err != nil || ifx != uint32(a) || o.opts.MaxGroups != 8 {
+		t.Errorf("reopened: port 0 ifindex %d, %v (want %d), MaxGroups %d (want 8)", ifx, err, a, o.opts.MaxGroups)
 	}
 	if _, err := o.PortCounters(0); err != nil {
 		t.Error(err)

@@ -114,28 +114,42 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 		return fmt.Errorf("bpf: port %d: %w", port, err)
 	}
 
+	v.Sw = uint32(s.id)
+
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	key := uint32(port)
-	if err := s.maps.TxPorts.Put(key, uint32(pc.Ifindex)); err != nil {
+	pp := s.pp(port)
+	// The ifindex names the port to the programs: it must not be another
+	// switch's (a plane spans namespaces, ifindexes are per namespace).
+	var owner uint32
+	if err := s.maps.If2port.Lookup(uint32(pc.Ifindex), &owner); err == nil && !s.hasPP(owner) {
+		return fmt.Errorf("bpf: port %d: ifindex %d is already a port of another switch of the plane (plane port %d): a plane's ports need distinct ifindexes", port, pc.Ifindex, owner)
+	}
+	var old xdpIngressPortCfg
+	if err := s.maps.Ports.Lookup(pp, &old); err != nil {
+		return fmt.Errorf("bpf: port %d: read config: %w", port, err)
+	}
+	if err := s.maps.TxPorts.Put(pp, uint32(pc.Ifindex)); err != nil {
 		return fmt.Errorf("bpf: port %d: DEVMAP entry for ifindex %d (is it in this thread's namespace?): %w", port, pc.Ifindex, err)
 	}
-	if err := s.maps.Ports.Put(key, &v); err != nil {
+	if err := s.maps.Ports.Put(pp, &v); err != nil {
 		return fmt.Errorf("bpf: port %d: write config: %w", port, err)
 	}
-	if old, ok := s.ifOf[port]; ok && old != uint32(pc.Ifindex) {
-		if err := s.maps.If2port.Delete(old); err != nil {
-			return fmt.Errorf("bpf: port %d: forget ifindex %d: %w", port, old, err)
+	if old.Configured != 0 && old.Ifindex != uint32(pc.Ifindex) {
+		// Forget the port's previous ifindex, if it still names it.
+		if err := s.maps.If2port.Lookup(old.Ifindex, &owner); err == nil && owner == pp {
+			if err := s.maps.If2port.Delete(old.Ifindex); err != nil {
+				return fmt.Errorf("bpf: port %d: forget ifindex %d: %w", port, old.Ifindex, err)
+			}
 		}
 	}
-	if err := s.maps.If2port.Put(uint32(pc.Ifindex), key); err != nil {
+	if err := s.maps.If2port.Put(uint32(pc.Ifindex), pp); err != nil {
 		return fmt.Errorf("bpf: port %d: map ifindex %d: %w", port, pc.Ifindex, err)
 	}
-	s.ifOf[port] = uint32(pc.Ifindex)
 	if pc.Uplink >= 0 {
-		if err := s.maps.Uplinks.Put(uint32(pc.Uplink), key); err != nil {
+		if err := s.maps.Uplinks.Put(s.uplinkKey(pc.Uplink), uint32(port)); err != nil {
 			return fmt.Errorf("bpf: port %d: uplink %d: %w", port, pc.Uplink, err)
 		}
 		if n := uint32(pc.Uplink) + 1; n > s.cfg.N_uplinks {
@@ -144,6 +158,26 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 		}
 	}
 	return nil
+}
+
+// hasPP reports whether plane port pp is one of the switch's.
+func (s *Switch) hasPP(pp uint32) bool {
+	return pp >= s.cfg.PortBase && pp-s.cfg.PortBase < s.cfg.N_ports
+}
+
+// uplinkKey is the uplinks map key of the switch's uplink u.
+func (s *Switch) uplinkKey(u int) uint32 { return uint32(s.id*MaxUplinks + u) }
+
+// portIfindex is the ifindex a configured port was given (0 if none).
+func (s *Switch) portIfindex(port int) (uint32, error) {
+	if err := s.checkPort(port); err != nil {
+		return 0, err
+	}
+	var v xdpIngressPortCfg
+	if err := s.maps.Ports.Lookup(s.pp(port), &v); err != nil {
+		return 0, fmt.Errorf("bpf: port %d: read config: %w", port, err)
+	}
+	return v.Ifindex, nil
 }
 
 // updatePort applies f to a port's stored configuration.
@@ -156,14 +190,14 @@ func (s *Switch) updatePort(port int, f func(*xdpIngressPortCfg)) error {
 	}
 	defer s.mu.Unlock()
 	var v xdpIngressPortCfg
-	if err := s.maps.Ports.Lookup(uint32(port), &v); err != nil {
+	if err := s.maps.Ports.Lookup(s.pp(port), &v); err != nil {
 		return fmt.Errorf("bpf: port %d: read config: %w", port, err)
 	}
 	if v.Configured == 0 {
 		return fmt.Errorf("bpf: port %d is not configured", port)
 	}
 	f(&v)
-	if err := s.maps.Ports.Put(uint32(port), &v); err != nil {
+	if err := s.maps.Ports.Put(s.pp(port), &v); err != nil {
 		return fmt.Errorf("bpf: port %d: write config: %w", port, err)
 	}
 	return nil

@@ -62,6 +62,15 @@ func loadReference(cfg Config) (*Switch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.configureReference(cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// configureReference makes s the reference switch.
+func (s *Switch) configureReference(cfg Config) error {
 	steps := []func() error{func() error { return s.SetConfig(cfg) }}
 	for p := range nPorts {
 		steps = append(steps, func() error { return s.SetPort(p, basePort(p)) })
@@ -79,15 +88,14 @@ func loadReference(cfg Config) (*Switch, error) {
 	)
 	for _, step := range steps {
 		if err := step(); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("bpf: reference switch: %w", err)
+			return fmt.Errorf("bpf: reference switch: %w", err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // setIngress makes BPF_PROG_TEST_RUN runs arrive on port p.
-func (s *Switch) setIngress(p int) error { return s.maps.If2port.Put(uint32(loIf), uint32(p)) }
+func (s *Switch) setIngress(p int) error { return s.maps.If2port.Put(uint32(loIf), s.pp(p)) }
 
 // udpFrame is an Ethernet/IPv4/UDP frame from host 0 to dst with TTL 255
 // (so repeated runs over the same buffer keep forwarding) and payload

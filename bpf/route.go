@@ -34,17 +34,19 @@ func UpSet(group, vset int) Route { return Route{Kind: RouteUp, Group: group, Va
 // Local delivers to the switch itself.
 func Local() Route { return Route{Kind: RouteLocal} }
 
-func routeKey(p netip.Prefix) (xdpIngressRouteKey, error) {
+// routeKey is the LPM key of a prefix in switch sw's table: the switch's
+// 32 bits always match, then the prefix (c/structs.h).
+func routeKey(sw int, p netip.Prefix) (xdpIngressRouteKey, error) {
 	if !p.IsValid() || !p.Addr().Is4() {
 		return xdpIngressRouteKey{}, fmt.Errorf("bpf: route %s: not an IPv4 prefix", p)
 	}
 	p = p.Masked()
-	return xdpIngressRouteKey{Prefixlen: uint32(p.Bits()), Addr: be32(p.Addr())}, nil
+	return xdpIngressRouteKey{Prefixlen: 32 + uint32(p.Bits()), Sw: uint32(sw), Addr: be32(p.Addr())}, nil
 }
 
 // AddRoute adds or replaces the route for a destination prefix.
 func (s *Switch) AddRoute(p netip.Prefix, r Route) error {
-	key, err := routeKey(p)
+	key, err := routeKey(s.id, p)
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func (s *Switch) AddRoute(p netip.Prefix, r Route) error {
 
 // DeleteRoute removes the route for exactly this prefix.
 func (s *Switch) DeleteRoute(p netip.Prefix) error {
-	key, err := routeKey(p)
+	key, err := routeKey(s.id, p)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (s *Switch) SetGroupValid(group int, valid uint64) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.maps.Groups.Put(uint32(group), valid); err != nil {
+	if err := s.maps.Groups.Put(s.cfg.GroupBase+uint32(group), valid); err != nil {
 		return fmt.Errorf("bpf: group %d: %w", group, err)
 	}
 	return nil
@@ -134,7 +136,7 @@ func (s *Switch) SetUplinks(ports []int) error {
 	}
 	defer s.mu.Unlock()
 	for u, p := range ports {
-		if err := s.maps.Uplinks.Put(uint32(u), uint32(p)); err != nil {
+		if err := s.maps.Uplinks.Put(s.uplinkKey(u), uint32(p)); err != nil {
 			return fmt.Errorf("bpf: uplink %d: %w", u, err)
 		}
 	}
@@ -205,7 +207,7 @@ func (s *Switch) SetPointer(k PointerKey, counter uint32, order []int) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.maps.Ptrs.Put(uint32(i), &v); err != nil {
+	if err := s.maps.Ptrs.Put(s.cfg.PtrBase+uint32(i), &v); err != nil {
 		return fmt.Errorf("bpf: pointer %+v: %w", k, err)
 	}
 	return nil
@@ -223,7 +225,7 @@ func (s *Switch) Pointer(k PointerKey) (uint32, []int, error) {
 	}
 	defer s.mu.Unlock()
 	var v xdpIngressPointer
-	if err := s.maps.Ptrs.Lookup(uint32(i), &v); err != nil {
+	if err := s.maps.Ptrs.Lookup(s.cfg.PtrBase+uint32(i), &v); err != nil {
 		return 0, nil, fmt.Errorf("bpf: pointer %+v: %w", k, err)
 	}
 	w := int(min(s.cfg.N_uplinks, MaxUplinks))
@@ -242,7 +244,7 @@ func (s *Switch) SetRRCounter(counter uint32) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.maps.RrPtr.Put(uint32(0), &v); err != nil {
+	if err := s.maps.RrPtr.Put(uint32(s.id), &v); err != nil {
 		return fmt.Errorf("bpf: rr pointer: %w", err)
 	}
 	return nil
@@ -255,7 +257,7 @@ func (s *Switch) RRCounter() (uint32, error) {
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	if err := s.maps.RrPtr.Lookup(uint32(0), &v); err != nil {
+	if err := s.maps.RrPtr.Lookup(uint32(s.id), &v); err != nil {
 		return 0, fmt.Errorf("bpf: rr pointer: %w", err)
 	}
 	return v.Counter, nil

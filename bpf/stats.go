@@ -46,7 +46,7 @@ func (s *Switch) PortCounters(port int) (PortCounters, error) {
 	}
 	defer s.mu.Unlock()
 	var per []xdpIngressPortCounters
-	if err := s.maps.Counters.Lookup(uint32(port), &per); err != nil {
+	if err := s.maps.Counters.Lookup(s.pp(port), &per); err != nil {
 		return PortCounters{}, fmt.Errorf("bpf: port %d counters: %w", port, err)
 	}
 	var c PortCounters
@@ -110,11 +110,11 @@ func (s *Switch) QueueStats(port int) (QueueStats, error) {
 	}
 	defer s.mu.Unlock()
 	var f xdpIngressFifo
-	if err := s.maps.Fifos.LookupWithFlags(uint32(port), &f, ebpf.LookupLock); err != nil {
+	if err := s.maps.Fifos.LookupWithFlags(s.pp(port), &f, ebpf.LookupLock); err != nil {
 		return QueueStats{}, fmt.Errorf("bpf: port %d queue stats: %w", port, err)
 	}
 	var pc xdpIngressPortCfg
-	if err := s.maps.Ports.Lookup(uint32(port), &pc); err != nil {
+	if err := s.maps.Ports.Lookup(s.pp(port), &pc); err != nil {
 		return QueueStats{}, fmt.Errorf("bpf: port %d config: %w", port, err)
 	}
 	return QueueStats{
@@ -137,10 +137,10 @@ func (s *Switch) ResetStats(port int) error {
 	}
 	defer s.mu.Unlock()
 	zero := make([]xdpIngressPortCounters, s.nCPU)
-	if err := s.maps.Counters.Put(uint32(port), zero); err != nil {
+	if err := s.maps.Counters.Put(s.pp(port), zero); err != nil {
 		return fmt.Errorf("bpf: port %d: reset counters: %w", port, err)
 	}
-	if err := s.maps.Fifos.Update(uint32(port), &xdpIngressFifo{}, ebpf.UpdateLock); err != nil {
+	if err := s.maps.Fifos.Update(s.pp(port), &xdpIngressFifo{}, ebpf.UpdateLock); err != nil {
 		return fmt.Errorf("bpf: port %d: reset queue: %w", port, err)
 	}
 	return nil

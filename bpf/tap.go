@@ -14,9 +14,12 @@ import (
 
 // The capture tap (c/tap.h). While a capture runs, xdp_ingress and
 // tc_shaped copy the first SnapLen bytes of every frame crossing a tapped
-// port into the switch's ring buffer, with the port, the direction and
-// what the switch did with it; a Tap reads them. With no capture running
-// the programs pay one array lookup per packet.
+// port into the capture's ring buffer, with the port, the direction and
+// what the switch did with it; a Tap reads them. Each switch of a plane
+// has its own tap configuration and ring slot; a Tap brings its own ring
+// and puts it in its switch's slot, so switches nobody captures hold no
+// ring memory. With no capture running the programs pay one array lookup
+// per packet.
 
 // Tap limits of the C side.
 const (
@@ -151,17 +154,21 @@ type TapConfig struct {
 	SnapLen int   // bytes copied per frame, 1..TapSnapMax
 }
 
-// Tap is one switch's capture tap: its configuration and ring buffer.
-// One Tap at a time should read a switch's ring (records go to whichever
-// reader takes them); package capture serializes captures per switch.
+// Tap is one switch's capture tap: its configuration and the ring this
+// capture reads. One Tap at a time should read a switch (a new one puts
+// its own ring in the switch's slot); package capture serializes captures
+// per switch.
 type Tap struct {
-	cfg, ring *ebpf.Map
-	rd        *ringbuf.Reader
-	rec       ringbuf.Record
+	sw         uint32
+	cfg, rings *ebpf.Map // the plane's tap_cfg and tap_rings
+	ring       *ebpf.Map // this capture's ring, in tap_rings[sw]
+	rd         *ringbuf.Reader
+	rec        ringbuf.Record
 }
 
-// OpenTap opens the tap of a switch instance pinned at dir (see Open).
-func OpenTap(dir string) (*Tap, error) {
+// OpenTap opens the tap of switch sw of the plane pinned at dir (see
+// OpenPlane).
+func OpenTap(dir string, sw int) (*Tap, error) {
 	cfg, err := ebpf.LoadPinnedMap(filepath.Join(dir, "maps", xdpIngressMapTapCfg), nil)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("bpf: %s has no capture tap (its data plane predates it: reinstall it)", dir)
@@ -169,15 +176,15 @@ func OpenTap(dir string) (*Tap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: open pinned map %s: %w", xdpIngressMapTapCfg, err)
 	}
-	ring, err := ebpf.LoadPinnedMap(filepath.Join(dir, "maps", xdpIngressMapTapRing), nil)
+	rings, err := ebpf.LoadPinnedMap(filepath.Join(dir, "maps", xdpIngressMapTapRings), nil)
 	if err != nil {
 		cfg.Close()
-		return nil, fmt.Errorf("bpf: open pinned map %s: %w", xdpIngressMapTapRing, err)
+		return nil, fmt.Errorf("bpf: open pinned map %s: %w", xdpIngressMapTapRings, err)
 	}
-	return newTap(cfg, ring)
+	return newTap(cfg, rings, sw)
 }
 
-// Tap returns a tap on this instance (its own handles on the maps).
+// Tap returns a tap on this switch (its own handles on the maps).
 func (s *Switch) Tap() (*Tap, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
@@ -187,22 +194,42 @@ func (s *Switch) Tap() (*Tap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: tap: %w", err)
 	}
-	ring, err := s.maps.TapRing.Clone()
+	rings, err := s.maps.TapRings.Clone()
 	if err != nil {
 		cfg.Close()
 		return nil, fmt.Errorf("bpf: tap: %w", err)
 	}
-	return newTap(cfg, ring)
+	return newTap(cfg, rings, s.id)
 }
 
-func newTap(cfg, ring *ebpf.Map) (*Tap, error) {
+// newTap makes the capture's ring and puts it in the switch's slot,
+// replacing the ring of a capture that ended without taking its own out
+// (killed): that one's records are dropped with it.
+func newTap(cfg, rings *ebpf.Map, sw int) (t *Tap, err error) {
+	defer func() {
+		if err != nil {
+			cfg.Close()
+			rings.Close()
+		}
+	}()
+	if sw < 0 || uint32(sw) >= cfg.MaxEntries() {
+		return nil, fmt.Errorf("bpf: tap: no switch %d (the plane has %d)", sw, cfg.MaxEntries())
+	}
+	ring, err := ebpf.NewMap(&ebpf.MapSpec{Name: "tap_ring", Type: ebpf.RingBuf, MaxEntries: TapRingBytes})
+	if err != nil {
+		return nil, fmt.Errorf("bpf: tap ring: %w", err)
+	}
 	rd, err := ringbuf.NewReader(ring)
 	if err != nil {
-		cfg.Close()
 		ring.Close()
 		return nil, fmt.Errorf("bpf: tap ring: %w", err)
 	}
-	return &Tap{cfg: cfg, ring: ring, rd: rd}, nil
+	if err := rings.Put(uint32(sw), ring); err != nil {
+		rd.Close()
+		ring.Close()
+		return nil, fmt.Errorf("bpf: tap ring of switch %d: %w", sw, err)
+	}
+	return &Tap{sw: uint32(sw), cfg: cfg, rings: rings, ring: ring, rd: rd}, nil
 }
 
 // Start arms the tap: from now on the programs copy what c names. It
@@ -223,7 +250,7 @@ func (t *Tap) Start(c TapConfig) error {
 			set.mask[p/64] |= 1 << (p % 64)
 		}
 	}
-	if err := t.cfg.Update(uint32(0), &v, ebpf.UpdateAny); err != nil {
+	if err := t.cfg.Update(t.sw, &v, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("bpf: arm tap: %w", err)
 	}
 	return nil
@@ -232,12 +259,12 @@ func (t *Tap) Start(c TapConfig) error {
 // Stop disarms the tap: the programs copy nothing more.
 func (t *Tap) Stop() error {
 	var v xdpIngressTapCfg
-	if err := t.cfg.Lookup(uint32(0), &v); err != nil {
+	if err := t.cfg.Lookup(t.sw, &v); err != nil {
 		return fmt.Errorf("bpf: read tap: %w", err)
 	}
 	lost := v.Lost
 	v = xdpIngressTapCfg{Lost: lost}
-	if err := t.cfg.Update(uint32(0), &v, ebpf.UpdateAny); err != nil {
+	if err := t.cfg.Update(t.sw, &v, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("bpf: disarm tap: %w", err)
 	}
 	return nil
@@ -246,7 +273,7 @@ func (t *Tap) Stop() error {
 // Armed reports whether some capture has the tap armed.
 func (t *Tap) Armed() (bool, error) {
 	var v xdpIngressTapCfg
-	if err := t.cfg.Lookup(uint32(0), &v); err != nil {
+	if err := t.cfg.Lookup(t.sw, &v); err != nil {
 		return false, fmt.Errorf("bpf: read tap: %w", err)
 	}
 	return v.Active != 0, nil
@@ -256,7 +283,7 @@ func (t *Tap) Armed() (bool, error) {
 // because the ring was full.
 func (t *Tap) Lost() (uint64, error) {
 	var v xdpIngressTapCfg
-	if err := t.cfg.Lookup(uint32(0), &v); err != nil {
+	if err := t.cfg.Lookup(t.sw, &v); err != nil {
 		return 0, fmt.Errorf("bpf: read tap: %w", err)
 	}
 	return v.Lost, nil
@@ -294,8 +321,12 @@ func (t *Tap) Read(rec *TapRecord) error {
 // losing what the programs already copied (Stop first, so none follow).
 func (t *Tap) Drain() error { return t.rd.Flush() }
 
-// Close disarms the tap and releases it. It unblocks a Read in progress.
+// Close disarms the tap, takes its ring out of the switch's slot and
+// releases it. It unblocks a Read in progress.
 func (t *Tap) Close() error {
 	err := t.Stop()
-	return errors.Join(err, t.rd.Close(), t.cfg.Close(), t.ring.Close())
+	if derr := t.rings.Delete(t.sw); derr != nil && !errors.Is(derr, ebpf.ErrKeyNotExist) {
+		err = errors.Join(err, fmt.Errorf("bpf: tap: take out the ring: %w", derr))
+	}
+	return errors.Join(err, t.rd.Close(), t.cfg.Close(), t.rings.Close(), t.ring.Close())
 }

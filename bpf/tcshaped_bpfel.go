@@ -26,7 +26,7 @@ const (
 	tcShapedMapRoutes     = "routes"
 	tcShapedMapRrPtr      = "rr_ptr"
 	tcShapedMapTapCfg     = "tap_cfg"
-	tcShapedMapTapRing    = "tap_ring"
+	tcShapedMapTapRings   = "tap_rings"
 	tcShapedMapTapScratch = "tap_scratch"
 	tcShapedMapTxPorts    = "tx_ports"
 	tcShapedMapUplinks    = "uplinks"
@@ -92,7 +92,7 @@ type tcShapedMapSpecs struct {
 	Routes     *ebpf.MapSpec `ebpf:"routes"`
 	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
-	TapRing    *ebpf.MapSpec `ebpf:"tap_ring"`
+	TapRings   *ebpf.MapSpec `ebpf:"tap_rings"`
 	TapScratch *ebpf.MapSpec `ebpf:"tap_scratch"`
 	TxPorts    *ebpf.MapSpec `ebpf:"tx_ports"`
 	Uplinks    *ebpf.MapSpec `ebpf:"uplinks"`
@@ -134,7 +134,7 @@ type tcShapedMaps struct {
 	Routes     *ebpf.Map `ebpf:"routes"`
 	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
-	TapRing    *ebpf.Map `ebpf:"tap_ring"`
+	TapRings   *ebpf.Map `ebpf:"tap_rings"`
 	TapScratch *ebpf.Map `ebpf:"tap_scratch"`
 	TxPorts    *ebpf.Map `ebpf:"tx_ports"`
 	Uplinks    *ebpf.Map `ebpf:"uplinks"`
@@ -152,7 +152,7 @@ func (m *tcShapedMaps) Close() error {
 		m.Routes,
 		m.RrPtr,
 		m.TapCfg,
-		m.TapRing,
+		m.TapRings,
 		m.TapScratch,
 		m.TxPorts,
 		m.Uplinks,

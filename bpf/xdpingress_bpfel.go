@@ -79,6 +79,8 @@ type xdpIngressPortCfg struct {
 	Mark        uint32
 	DelayNs     uint32
 	JitterNs    uint32
+	Sw          uint32
+	Pad1        uint32
 	RateBps     uint64
 	BufferBytes uint64
 	EcnBytes    uint64
@@ -109,6 +111,7 @@ type xdpIngressPortCounters struct {
 type xdpIngressRouteKey struct {
 	_         structs.HostLayout
 	Prefixlen uint32
+	Sw        uint32
 	Addr      uint32
 }
 
@@ -133,6 +136,14 @@ type xdpIngressSwCfg struct {
 	ArQuantum uint32
 	ProbePpm  uint32
 	AgentPort uint32
+	Id        uint32
+	PortBase  uint32
+	N_ports   uint32
+	GroupBase uint32
+	N_groups  uint32
+	PtrBase   uint32
+	N_ptrs    uint32
+	MaxRoutes uint32
 }
 
 type xdpIngressTapBuf struct {
@@ -176,7 +187,7 @@ const (
 	xdpIngressMapRoutes      = "routes"
 	xdpIngressMapRrPtr       = "rr_ptr"
 	xdpIngressMapTapCfg      = "tap_cfg"
-	xdpIngressMapTapRing     = "tap_ring"
+	xdpIngressMapTapRings    = "tap_rings"
 	xdpIngressMapTapScratch  = "tap_scratch"
 	xdpIngressMapTxPorts     = "tx_ports"
 	xdpIngressMapUplinks     = "uplinks"
@@ -242,7 +253,7 @@ type xdpIngressMapSpecs struct {
 	Routes     *ebpf.MapSpec `ebpf:"routes"`
 	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
-	TapRing    *ebpf.MapSpec `ebpf:"tap_ring"`
+	TapRings   *ebpf.MapSpec `ebpf:"tap_rings"`
 	TapScratch *ebpf.MapSpec `ebpf:"tap_scratch"`
 	TxPorts    *ebpf.MapSpec `ebpf:"tx_ports"`
 	Uplinks    *ebpf.MapSpec `ebpf:"uplinks"`
@@ -284,7 +295,7 @@ type xdpIngressMaps struct {
 	Routes     *ebpf.Map `ebpf:"routes"`
 	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
-	TapRing    *ebpf.Map `ebpf:"tap_ring"`
+	TapRings   *ebpf.Map `ebpf:"tap_rings"`
 	TapScratch *ebpf.Map `ebpf:"tap_scratch"`
 	TxPorts    *ebpf.Map `ebpf:"tx_ports"`
 	Uplinks    *ebpf.Map `ebpf:"uplinks"`
@@ -302,7 +313,7 @@ func (m *xdpIngressMaps) Close() error {
 		m.Routes,
 		m.RrPtr,
 		m.TapCfg,
-		m.TapRing,
+		m.TapRings,
 		m.TapScratch,
 		m.TxPorts,
 		m.Uplinks,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"path/filepath"
 	"runtime"
@@ -20,9 +21,40 @@ import (
 	"github.com/ftlab/ftlab/switchd/shaping"
 )
 
-// SwitchPinDir is where one switch's programs, maps and attachments are
-// pinned under a lab's bpffs.
-func SwitchPinDir(pinRoot, sw string) string { return filepath.Join(pinRoot, sw) }
+// PlaneDir is where a lab's data plane (one bpf.Plane for all its
+// switches: programs, maps, attachments) is pinned under its bpffs.
+func PlaneDir(pinRoot string) string { return filepath.Join(pinRoot, "plane") }
+
+// switchIndexes maps every switch to its index in the lab's plane: its
+// place among the topology's switches.
+func switchIndexes(t *topology.Topology) map[string]int {
+	m := make(map[string]int)
+	for i, n := range t.Switches() {
+		m[n.Name] = i
+	}
+	return m
+}
+
+// SwitchIndex is the index of switch name in the lab's plane.
+func SwitchIndex(t *topology.Topology, name string) (int, bool) {
+	i, ok := switchIndexes(t)[name]
+	return i, ok
+}
+
+// OpenSwitch opens switch name of a lab's pinned plane; closing it closes
+// the plane. Ifindexes given to it resolve in the calling thread's
+// namespace.
+func OpenSwitch(t *topology.Topology, pinRoot, name string) (*bpf.Switch, error) {
+	i, ok := SwitchIndex(t, name)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a switch of %s", name, t.Name)
+	}
+	sw, err := bpf.OpenSwitch(PlaneDir(pinRoot), i)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return sw, nil
+}
 
 // policyFor is the policy of a switch by its layer.
 func (c Config) policyFor(r topology.Role) string {
@@ -48,9 +80,9 @@ func switchSeed(seed uint64, index int) uint64 {
 // sizes bounds a switch's tables for every failure state, so reconvergence
 // never needs bigger maps: each host and edge /24 and each pod /16 can
 // appear at most once, valid sets are at most one per route.
-func sizes(t *topology.Topology, sw *topology.Node, tab *routing.Table, pipes int) bpf.Options {
+func sizes(t *topology.Topology, sw *topology.Node, tab *routing.Table, pipes int) bpf.Sizes {
 	routes := t.Count(topology.RoleHost) + t.Count(topology.RoleEdge) + t.Count(topology.RoleLeaf) + t.K + 8
-	return bpf.Options{
+	return bpf.Sizes{
 		MaxPorts:    len(sw.Ports),
 		MaxRoutes:   routes,
 		MaxGroups:   max(routes+1, tab.Pointers+1),
@@ -66,10 +98,48 @@ func (c Config) pipesOf(sw *topology.Node) int {
 	return (len(sw.Ports) + c.PipeSize - 1) / c.PipeSize
 }
 
-// InstallBPF loads, programs and attaches the eBPF switch in every switch
-// namespace, pinned under pinRoot (a mounted bpffs), and in shaped mode
-// shapes every port, hosts' included, at its link's rate.
-func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables map[string]*routing.Table, namespace func(string) string, pinRoot string) error {
+// InstallBPF loads the eBPF data plane once for every switch (one
+// bpf.Plane, pinned under pinRoot, a mounted bpffs), programs and attaches
+// it in every switch namespace, and in shaped mode shapes every port,
+// hosts' included, at its link's rate. The fabric must have no data plane
+// (fresh, or after UninstallBPF).
+func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables map[string]*routing.Table, namespace func(string) string, pinRoot string) (err error) {
+	mode := bpf.ModeLineRate
+	if cfg.Mode == ModeShaped {
+		mode = bpf.ModeShaped
+	}
+	switches := t.Switches()
+	sz := make([]bpf.Sizes, len(switches))
+	for i, n := range switches {
+		tab := tables[n.Name]
+		if tab == nil {
+			return fmt.Errorf("%s: no routing table", n.Name)
+		}
+		sz[i] = sizes(t, n, tab, cfg.pipesOf(n))
+	}
+	// Verify only what the mode runs.
+	plane, err := bpf.LoadPlane(bpf.PlaneOptions{Switches: sz, Programs: bpf.ProgramsFor(mode), PinDir: PlaneDir(pinRoot)})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = plane.Unpin()
+		}
+		plane.Close() // the pins keep it loaded and attached
+	}()
+	swIndex := switchIndexes(t)
+	return inEveryNode(ctx, t, namespace, func(i int, n *topology.Node) error {
+		if n.Role == topology.RoleHost {
+			return setupHost(t, n, cfg)
+		}
+		return installSwitch(t, n, i, cfg, tables[n.Name], plane.Switch(swIndex[n.Name]), pinRoot)
+	})
+}
+
+// inEveryNode runs fn(node index, node) for every node of t, in the node's
+// namespace, a few at a time, and stops at the first error.
+func inEveryNode(ctx context.Context, t *topology.Topology, namespace func(string) string, fn func(int, *topology.Node) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(2 * runtime.NumCPU())
 	for i := range t.Nodes {
@@ -79,13 +149,7 @@ func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables ma
 				return err
 			}
 			return nsutil.DoNamed(namespace(n.Name), func() error {
-				var err error
-				if n.Role == topology.RoleHost {
-					err = setupHost(t, n, cfg)
-				} else {
-					err = installSwitch(t, n, i, cfg, tables[n.Name], pinRoot)
-				}
-				if err != nil {
+				if err := fn(i, n); err != nil {
 					return fmt.Errorf("%s: %w", n.Name, err)
 				}
 				return nil
@@ -95,18 +159,68 @@ func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables ma
 	return g.Wait()
 }
 
+// UninstallBPF removes what InstallBPF put into the fabric: attachments
+// (detached at once, not when the pins' release gets to them, so that a
+// new install can attach right away) and shaping, then the pins.
+func UninstallBPF(ctx context.Context, t *topology.Topology, namespace func(string) string, pinRoot string) error {
+	plane, err := bpf.OpenPlane(PlaneDir(pinRoot))
+	if errors.Is(err, fs.ErrNotExist) {
+		plane = nil // nothing was installed, or it is gone: shaping only
+	} else if err != nil {
+		return err
+	}
+	if plane != nil {
+		defer plane.Close()
+	}
+	err = inEveryNode(ctx, t, namespace, func(_ int, n *topology.Node) error {
+		h, links, err := openPorts(t, n)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		var errs []error
+		for _, l := range links {
+			if plane != nil && n.Role.IsSwitch() {
+				errs = append(errs, plane.Detach(l.Attrs().Index))
+			}
+			errs = append(errs, shaping.Remove(h, l))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		return err
+	}
+	if plane != nil {
+		if err := plane.Unpin(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // openPorts opens a netlink handle in the calling thread's namespace and
 // maps the node's port numbers to its interfaces. The caller closes h.
 func openPorts(t *topology.Topology, n *topology.Node) (h *netlink.Handle, links []netlink.Link, err error) {
 	if h, err = netlink.NewHandle(); err != nil {
 		return nil, nil, err
 	}
+	// One dump rather than a request per port: a switch has many.
+	all, err := h.LinkList()
+	if err != nil {
+		h.Close()
+		return nil, nil, fmt.Errorf("list interfaces: %w", err)
+	}
+	byName := make(map[string]netlink.Link, len(all))
+	for _, l := range all {
+		byName[l.Attrs().Name] = l
+	}
 	links = make([]netlink.Link, len(n.Ports))
 	for i, p := range n.Ports {
 		ep := t.Links[p.Link].End(p.Side)
-		if links[i], err = h.LinkByName(ep.Ifname); err != nil {
+		var ok bool
+		if links[i], ok = byName[ep.Ifname]; !ok {
 			h.Close()
-			return nil, nil, fmt.Errorf("port %d (%s): %w", i, ep.Ifname, err)
+			return nil, nil, fmt.Errorf("port %d (%s): no such interface", i, ep.Ifname)
 		}
 	}
 	return h, links, nil
@@ -128,26 +242,25 @@ func ingress(t *topology.Topology, p topology.PortRef) topology.LinkParams {
 }
 
 // setupHost shapes a host's egress at its link rate in shaped mode (a NIC
-// cannot send faster than its link); in line-rate mode it only makes sure
-// no shaping is left (the fabric already turned GRO on for NAPI).
+// cannot send faster than its link); in line-rate mode there is nothing
+// to do (the fabric already turned GRO on for NAPI).
 func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
+	if cfg.Mode != ModeShaped {
+		return nil
+	}
 	h, links, err := openPorts(t, n)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	if cfg.Mode != ModeShaped {
-		// A lab reprogrammed from shaped to line rate loses its shaping.
-		return shaping.Remove(h, links[0])
-	}
 	params, mtu := egress(t, n.Ports[0])
 	return shaping.Install(h, links[0], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu})
 }
 
-func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config, tab *routing.Table, pinRoot string) (err error) {
-	if tab == nil {
-		return errors.New("no routing table")
-	}
+// installSwitch programs switch n (node index index) into sw, its part
+// of the lab's plane, and attaches the plane to its ports. It runs in the
+// switch's namespace.
+func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config, tab *routing.Table, sw *bpf.Switch, pinRoot string) error {
 	h, links, err := openPorts(t, n)
 	if err != nil {
 		return err
@@ -158,18 +271,6 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if cfg.Mode == ModeShaped {
 		mode = bpf.ModeShaped
 	}
-	opts := withPin(sizes(t, n, tab, pipes), SwitchPinDir(pinRoot, n.Name))
-	opts.Programs = bpf.ProgramsFor(mode) // verify only what the mode runs
-	sw, err := bpf.Load(opts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = sw.Unpin()
-		}
-		sw.Close() // the pins keep it loaded and attached
-	}()
 	pol, err := LookupPolicy(cfg.policyFor(n.Role))
 	if err != nil {
 		return err
@@ -202,11 +303,7 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		}); err != nil {
 			return err
 		}
-		if cfg.Mode != ModeShaped {
-			if err := shaping.Remove(h, links[i]); err != nil {
-				return err
-			}
-		} else {
+		if cfg.Mode == ModeShaped {
 			// The link model accounts packets one by one: no GRO
 			// super-packets on switch ports.
 			if err := ethtool.SetGRO(self.Ifname, false); err != nil {
@@ -232,11 +329,6 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		}
 	}
 	return nil
-}
-
-func withPin(o bpf.Options, dir string) bpf.Options {
-	o.PinDir = dir
-	return o
 }
 
 // writeRoutes programs a routing table: valid sets first, then routes, so

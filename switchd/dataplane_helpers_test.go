@@ -204,7 +204,7 @@ func newPortProbe(tb testing.TB, l *lab, swName string, port int) *portProbe {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sw, err := bpf.Open(switchd.SwitchPinDir(l.pinRoot, swName))
+	sw, err := switchd.OpenSwitch(l.topo, l.pinRoot, swName)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -84,6 +84,37 @@ func checkDelays(t *topology.Topology, cfg Config) error {
 	return nil
 }
 
+// InstallsBeforeUp reports whether Install can run on the fabric before
+// its links are up, where it is cheapest (fabric.Options.DataPlane): the
+// eBPF data plane and none can; the kernel's routes need up links.
+func (l *Lab) InstallsBeforeUp() bool { return l.Config.DataPlane != DataPlaneKernel }
+
+// TxQueueLen is the transmit queue length the data plane wants on one end
+// of a link (fabric.Options.TxQueueLen): in shaped mode the one that sizes
+// its HTB leaves (shaping.LeafQueueLen); 0 (the fabric's default) else.
+func (l *Lab) TxQueueLen(link *topology.Link, side topology.Side) int {
+	if l.Config.DataPlane != DataPlaneBPF || l.Config.Mode != ModeShaped {
+		return 0
+	}
+	params, mtu := egress(l.Topo, topology.PortRef{Link: link.ID, Side: side})
+	return shaping.LeafQueueLen(shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu})
+}
+
+// Uninstall removes the data plane Install put into the lab's fabric, so
+// that another can be installed on it: the eBPF one's attachments,
+// shaping and pins. The kernel one's routes stay (Install replaces them).
+func (l *Lab) Uninstall(ctx context.Context) error {
+	if l.Config.DataPlane != DataPlaneBPF {
+		return nil
+	}
+	if bpffs.IsMounted(l.PinRoot) {
+		if err := UninstallBPF(ctx, l.Topo, l.Namespace, l.PinRoot); err != nil {
+			return fmt.Errorf("uninstall eBPF data plane: %w", err)
+		}
+	}
+	return Remove(l.PinRoot)
+}
+
 // Remove releases everything the data plane pinned. Safe to call twice and
 // for any data plane. Namespaces, and with them attachments and kernel
 // routes, are removed by the caller.
@@ -153,29 +184,43 @@ func (l *Lab) Reconverge(ctx context.Context, previous, failed map[int]bool) err
 	if err != nil {
 		return err
 	}
-	for _, sw := range l.Topo.Switches() {
-		if err := ctx.Err(); err != nil {
-			return err
+	return l.withPlane(func(switchOf func(string) *bpf.Switch) error {
+		for _, sw := range l.Topo.Switches() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := writeRoutes(switchOf(sw.Name), tables[sw.Name], old[sw.Name]); err != nil {
+				return fmt.Errorf("reconverge %s: %w", sw.Name, err)
+			}
 		}
-		if err := l.withSwitch(sw.Name, func(s *bpf.Switch) error {
-			return writeRoutes(s, tables[sw.Name], old[sw.Name])
-		}); err != nil {
-			return fmt.Errorf("reconverge %s: %w", sw.Name, err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// withSwitch opens a switch's pinned instance inside its namespace.
+// withSwitch opens a switch of the lab's pinned plane inside its
+// namespace.
 func (l *Lab) withSwitch(name string, fn func(*bpf.Switch) error) error {
 	return nsutil.DoNamed(l.Namespace(name), func() error {
-		sw, err := bpf.Open(SwitchPinDir(l.PinRoot, name))
+		sw, err := OpenSwitch(l.Topo, l.PinRoot, name)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return err
 		}
 		defer sw.Close()
 		return fn(sw)
 	})
+}
+
+// withPlane opens the lab's pinned plane, for work on many switches that
+// needs none of their namespaces (map writes and reads). fn gets each
+// switch by name.
+func (l *Lab) withPlane(fn func(sw func(name string) *bpf.Switch) error) error {
+	p, err := bpf.OpenPlane(PlaneDir(l.PinRoot))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	index := switchIndexes(l.Topo)
+	return fn(func(name string) *bpf.Switch { return p.Switch(index[name]) })
 }
 
 // FailedSet turns a list of link IDs into a set.

@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/ftlab/ftlab/bpf"
+	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/switchd/shaping"
 )
@@ -73,16 +74,10 @@ func (l *Lab) Stats() ([]PortStats, error) {
 		return nil, fmt.Errorf("per-port counters need the eBPF data plane (this lab runs %s)", l.Config.DataPlane)
 	}
 	var out []PortStats
-	for _, n := range l.Topo.Switches() {
-		err := l.withSwitch(n.Name, func(sw *bpf.Switch) error {
-			var h *netlink.Handle
-			if l.Config.Mode == ModeShaped {
-				var err error
-				if h, err = netlink.NewHandle(); err != nil {
-					return err
-				}
-				defer h.Close()
-			}
+	err := l.withPlane(func(switchOf func(string) *bpf.Switch) error {
+		for _, n := range l.Topo.Switches() {
+			sw := switchOf(n.Name)
+			first := len(out)
 			for i, p := range n.Ports {
 				link := &l.Topo.Links[p.Link]
 				self := link.End(p.Side)
@@ -99,26 +94,44 @@ func (l *Lab) Stats() ([]PortStats, error) {
 				if ps.Queue, err = sw.QueueStats(i); err != nil {
 					return err
 				}
-				if h != nil {
-					nl, err := h.LinkByName(self.Ifname)
-					if err != nil {
-						return err
-					}
-					q, err := shaping.Read(h, nl)
-					if err != nil {
-						return err
-					}
-					ps.Qdisc = &q
-				}
 				out = append(out, ps)
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			if l.Config.Mode == ModeShaped {
+				if err := l.readQdiscs(n.Name, out[first:]); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// readQdiscs fills the qdisc statistics of one switch's ports, read in
+// its namespace.
+func (l *Lab) readQdiscs(node string, ports []PortStats) error {
+	return nsutil.DoNamed(l.Namespace(node), func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		for i := range ports {
+			nl, err := h.LinkByName(ports[i].Ifname)
+			if err != nil {
+				return err
+			}
+			q, err := shaping.Read(h, nl)
+			if err != nil {
+				return err
+			}
+			ports[i].Qdisc = &q
+		}
+		return nil
+	})
 }
 
 // ResetStats zeroes every switch port's counters and queue statistics.
@@ -126,19 +139,17 @@ func (l *Lab) ResetStats() error {
 	if l.Config.DataPlane != DataPlaneBPF {
 		return nil
 	}
-	for _, n := range l.Topo.Switches() {
-		if err := l.withSwitch(n.Name, func(sw *bpf.Switch) error {
+	return l.withPlane(func(switchOf func(string) *bpf.Switch) error {
+		for _, n := range l.Topo.Switches() {
+			sw := switchOf(n.Name)
 			for i := range n.Ports {
 				if err := sw.ResetStats(i); err != nil {
 					return err
 				}
 			}
-			return nil
-		}); err != nil {
-			return err
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Counters are one port's data plane counters.

@@ -20,39 +20,48 @@ enum fwd_result {
 	FWD_NONE = 2,  /* no route or no valid uplink */
 };
 
-static __always_inline struct sw_cfg *get_cfg(void)
+static __always_inline struct sw_cfg *get_cfg(__u32 sw)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&cfg_map, &zero);
+	return bpf_map_lookup_elem(&cfg_map, &sw);
 }
 
-static __always_inline struct port_cfg *get_port(__u32 port)
+/* Port and counters by plane port (port_base + port). */
+static __always_inline struct port_cfg *get_port(__u32 pp)
 {
-	return bpf_map_lookup_elem(&ports, &port);
+	return bpf_map_lookup_elem(&ports, &pp);
 }
 
-static __always_inline struct port_counters *get_ctr(__u32 port)
+static __always_inline struct port_counters *get_ctr(__u32 pp)
 {
-	return bpf_map_lookup_elem(&counters, &port);
+	return bpf_map_lookup_elem(&counters, &pp);
 }
 
-/* Port number of an ingress ifindex, or -1 if it is not a switch port. */
-static __always_inline int ifindex_port(__u32 ifindex)
+/* Plane port of an ingress ifindex, or -1 if it is not a switch port. */
+static __always_inline long ifindex_port(__u32 ifindex)
 {
-	__u32 *port = bpf_map_lookup_elem(&if2port, &ifindex);
+	__u32 *pp = bpf_map_lookup_elem(&if2port, &ifindex);
 
-	if (!port || *port >= MAX_PORTS)
+	if (!pp)
 		return -1;
-	return *port;
+	return *pp;
 }
 
-/* Route lookup and, going up, the policy's uplink. */
+/* The switch-local number of plane port pp, or -1 if pp is not one of the
+ * switch's ports. */
+static __always_inline long local_port(const struct sw_cfg *cfg, __u32 pp)
+{
+	if (pp < cfg->port_base || pp - cfg->port_base >= cfg->n_ports)
+		return -1;
+	return pp - cfg->port_base;
+}
+
+/* Route lookup and, going up, the policy's uplink. *out_port is the
+ * switch-local egress port, below cfg->n_ports. */
 static __always_inline int fwd_decide(const struct sw_cfg *cfg, const struct pkt *p,
 				      __u32 in_port, int have_fifo, struct port_counters *ic,
 				      __u32 *out_port)
 {
-	struct route_key key = { .prefixlen = 32, .addr = p->daddr };
+	struct route_key key = { .prefixlen = 64, .sw = cfg->id, .addr = p->daddr };
 	struct route_val *rt;
 	__u32 *port;
 	__u32 u;
@@ -63,6 +72,8 @@ static __always_inline int fwd_decide(const struct sw_cfg *cfg, const struct pkt
 		return FWD_NONE;
 	switch (rt->kind) {
 	case ROUTE_DOWN:
+		if (rt->arg >= cfg->n_ports)
+			return FWD_NONE;
 		*out_port = rt->arg;
 		return FWD_PORT;
 	case ROUTE_LOCAL:
@@ -85,9 +96,9 @@ static __always_inline int fwd_decide(const struct sw_cfg *cfg, const struct pkt
 	}
 	if (up < 0)
 		return FWD_NONE;
-	u = up;
+	u = cfg->id * MAX_UPLINKS + up;
 	port = bpf_map_lookup_elem(&uplinks, &u);
-	if (!port)
+	if (!port || *port >= cfg->n_ports)
 		return FWD_NONE;
 	*out_port = *port;
 	return FWD_PORT;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * maps.h: every map of a switch instance. Each program object includes all
- * of them; the Go loader creates them once and hands the same maps to
- * every object (CollectionOptions.MapReplacements). Sizes are defaults:
- * the Go side may change MaxEntries before load.
+ * maps.h: every map of a data plane. One plane (one load of the programs)
+ * serves every switch of a lab, so that the kernel verifies each program
+ * once and the XDP dispatcher sees one program, not one per switch: each
+ * map holds all the switches' entries, a switch's at its own offsets
+ * (sw_cfg: id, *_base, n_*). Each program object includes all of them;
+ * the Go loader creates them once and hands the same maps to every object
+ * (CollectionOptions.MapReplacements). Sizes are defaults: Go sets
+ * MaxEntries to the plane's totals before load.
  */
 #pragma once
 
@@ -11,7 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include "structs.h"
 
-/* Switch configuration, a single entry. */
+/* Switch id -> its configuration and the offsets of its entries. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -19,7 +23,7 @@ struct {
 	__type(value, struct sw_cfg);
 } cfg_map SEC(".maps");
 
-/* Port number -> port configuration. */
+/* Plane port (port_base + port) -> port configuration. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_PORTS);
@@ -27,7 +31,9 @@ struct {
 	__type(value, struct port_cfg);
 } ports SEC(".maps");
 
-/* Ingress ifindex -> port number (tests map ifindex 1, lo). */
+/* Ingress ifindex -> plane port. Ifindexes are the kernel's, per
+ * namespace: a plane's ports must have distinct ones (the fabric gives
+ * every lab port its own; tests map ifindex 1, lo). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_PORTS);
@@ -35,7 +41,8 @@ struct {
 	__type(value, __u32);
 } if2port SEC(".maps");
 
-/* Port number -> egress ifindex, for bpf_redirect_map (line-rate mode). */
+/* Plane port -> egress ifindex in its switch's namespace, for
+ * bpf_redirect_map (line-rate mode). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP);
 	__uint(max_entries, MAX_PORTS);
@@ -43,7 +50,7 @@ struct {
 	__type(value, __u32);
 } tx_ports SEC(".maps");
 
-/* Port number -> counters, per CPU (Go sums the CPUs). */
+/* Plane port -> counters, per CPU (Go sums the CPUs). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAX_PORTS);
@@ -51,7 +58,7 @@ struct {
 	__type(value, struct port_counters);
 } counters SEC(".maps");
 
-/* Port number -> virtual FIFO state and queue statistics (spin-locked). */
+/* Plane port -> virtual FIFO state and queue statistics (spin-locked). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_PORTS);
@@ -59,7 +66,7 @@ struct {
 	__type(value, struct fifo);
 } fifos SEC(".maps");
 
-/* Destination prefix -> route (down port, up group or local). */
+/* (switch, destination prefix) -> route (down port, up group or local). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, MAX_ROUTES);
@@ -68,7 +75,8 @@ struct {
 	__type(value, struct route_val);
 } routes SEC(".maps");
 
-/* Valid set -> bitmap of currently valid uplink indexes (route_val.vset). */
+/* group_base + valid set -> bitmap of currently valid uplink indexes
+ * (route_val.vset). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_GROUPS);
@@ -76,7 +84,7 @@ struct {
 	__type(value, __u64);
 } groups SEC(".maps");
 
-/* Uplink index -> port number. */
+/* id * MAX_UPLINKS + uplink index -> the switch's port number. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_UPLINKS);
@@ -84,7 +92,7 @@ struct {
 	__type(value, __u32);
 } uplinks SEC(".maps");
 
-/* Ofan/pofan pointers, index ((group*N_CLASSES+class)*n_pipes+pipe). */
+/* Ofan/pofan pointers: ptr_base + ((group*N_CLASSES+class)*n_pipes+pipe). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MAX_POINTERS);
@@ -92,7 +100,7 @@ struct {
 	__type(value, struct pointer);
 } ptrs SEC(".maps");
 
-/* The single switch-wide pointer of the rr policy. */
+/* Switch id -> the switch-wide pointer of the rr policy. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -238,6 +238,7 @@ struct ar_scan {
 	__u64 best_q; /* least quantized backlog so far */
 	__u32 quantum;
 	__u32 ties;   /* uplinks seen at best_q */
+	__u32 uplink_base, port_base, n_ports; /* the switch's entries (sw_cfg) */
 	int best;
 };
 
@@ -245,17 +246,18 @@ struct ar_scan {
 static __always_inline void ar_consider(struct ar_scan *sc, __u32 u)
 {
 	__u64 b = 0, qb;
-	__u32 key = u, *port;
+	__u32 key = sc->uplink_base + (u & (MAX_UPLINKS - 1)), *port, pp;
 	struct port_cfg *pc;
 	struct fifo *q;
 
 	if (!((sc->valid >> (u & (MAX_UPLINKS - 1))) & 1))
 		return;
 	port = bpf_map_lookup_elem(&uplinks, &key);
-	if (!port)
+	if (!port || *port >= sc->n_ports)
 		return;
-	pc = bpf_map_lookup_elem(&ports, port);
-	q = bpf_map_lookup_elem(&fifos, port);
+	pp = sc->port_base + *port;
+	pc = bpf_map_lookup_elem(&ports, &pp);
+	q = bpf_map_lookup_elem(&fifos, &pp);
 	if (pc && q)
 		b = fifo_backlog_at(pc, READ_ONCE_U64(q->t_next), sc->now);
 	qb = b / sc->quantum;
@@ -284,11 +286,13 @@ static int ar_step(__u32 i, void *data)
 /* The valid uplink whose egress FIFO has the least backlog, quantized by
  * quantum bytes; ties broken uniformly (reservoir sampling). Uplinks are
  * looked at in increasing index order; valid has no bit at or above w. */
-static __always_inline int ar_pick(__u64 valid, __u32 w, __u32 quantum)
+static __always_inline int ar_pick(const struct sw_cfg *cfg, __u64 valid, __u32 w)
 {
 	struct ar_scan sc = {
 		.valid = valid, .now = bpf_ktime_get_ns(), .best_q = ~0ULL,
-		.quantum = quantum ? quantum : 1, .best = UPLINK_NONE,
+		.quantum = cfg->ar_quantum ? cfg->ar_quantum : 1, .best = UPLINK_NONE,
+		.uplink_base = cfg->id * MAX_UPLINKS, .port_base = cfg->port_base,
+		.n_ports = cfg->n_ports,
 	};
 
 	bpf_loop((w + 1) / 2, ar_step, &sc, 0);
@@ -322,7 +326,9 @@ __noinline int choose_uplink(const struct sw_cfg *cfg, const struct flow *f)
 	if (!cfg || !f)
 		return UPLINK_NONE;
 	group = f->group;
-	vset = f->vset;
+	if (f->vset >= cfg->n_groups)
+		return UPLINK_NONE;
+	vset = cfg->group_base + f->vset;
 	validp = bpf_map_lookup_elem(&groups, &vset);
 	if (!validp)
 		return UPLINK_NONE;
@@ -346,19 +352,22 @@ __noinline int choose_uplink(const struct sw_cfg *cfg, const struct flow *f)
 	case POLICY_POFAN:
 		key = pointer_index(cfg, group, f->tot_len <= cfg->ack_thr ? CLASS_ACK : CLASS_DATA,
 				    f->in_port, cfg->policy == POLICY_POFAN);
+		if (key >= cfg->n_ptrs)
+			return UPLINK_NONE;
+		key += cfg->ptr_base;
 		ptr = bpf_map_lookup_elem(&ptrs, &key);
 		if (!ptr)
 			return UPLINK_NONE;
 		return pointer_pick(ptr, valid, w, 0);
 	case POLICY_RR:
-		key = 0;
+		key = cfg->id;
 		ptr = bpf_map_lookup_elem(&rr_ptr, &key);
 		if (!ptr)
 			return UPLINK_NONE;
 		return pointer_pick(ptr, valid, w, 1);
 	case POLICY_AR:
 		if (f->have_fifo)
-			return ar_pick(valid, w, cfg->ar_quantum);
+			return ar_pick(cfg, valid, w);
 		/* fall through: line-rate mode has no FIFO */
 	case POLICY_RANDOM:
 	default:

@@ -10,7 +10,10 @@
 #include <linux/bpf.h>
 #include "consts.h"
 
-/* Switch-wide configuration (cfg_map[0]). */
+/* One switch's configuration (cfg_map[id]). A plane's maps hold every
+ * switch of a lab: the *_base fields say where this switch's entries
+ * start in the shared arrays and the n_* fields how many it has; Go
+ * writes them at load and the programs never index past them. */
 struct sw_cfg {
 	enum ftl_mode mode;
 	enum ftl_policy policy;
@@ -24,9 +27,17 @@ struct sw_cfg {
 	__u32 ar_quantum; /* ar: backlog quantum in bytes (0 acts as 1) */
 	__u32 probe_ppm;  /* shaped: millionths of each port's buffer only probes may use */
 	__u32 agent_port; /* the agents' UDP port: delay.h stamps their packets; 0 = none */
+	__u32 id;         /* this switch: cfg_map and rr_ptr index, route key, uplinks block */
+	__u32 port_base;  /* ports, counters, fifos, tx_ports: port_base + port */
+	__u32 n_ports;    /* ports 0..n_ports-1 exist */
+	__u32 group_base; /* groups: group_base + valid set */
+	__u32 n_groups;
+	__u32 ptr_base;   /* ptrs: ptr_base + pointer index */
+	__u32 n_ptrs;
+	__u32 max_routes; /* bookkeeping for Go (Open): the programs do not read it */
 };
 
-/* Per-port configuration (ports[port]). */
+/* Per-port configuration (ports[port_base + port]). */
 struct port_cfg {
 	__u32 ifindex;      /* the port's veth in the switch namespace */
 	__u32 corrupt_thr;  /* drop on ingress if prandom32 < corrupt_thr */
@@ -40,6 +51,8 @@ struct port_cfg {
 	__u32 mark;         /* skb->mark of packets queued for the port (qdisc_monitor); 0 = none */
 	__u32 delay_ns;     /* propagation delay of the link arriving here (delay.h); 0 = none */
 	__u32 jitter_ns;    /* its jitter bound */
+	__u32 sw;           /* the switch the port belongs to (cfg_map index) */
+	__u32 pad1;
 	__u64 rate_bps;     /* link model rate, bits per second; 0 = no model */
 	__u64 buffer_bytes; /* link model buffer */
 	__u64 ecn_bytes;    /* CE-mark ECT packets above this backlog; 0 = off */
@@ -47,7 +60,7 @@ struct port_cfg {
 	__u64 hist_width;   /* derived: histogram bucket width, bytes (>= 1) */
 };
 
-/* Per-port counters (counters[port], per CPU). Ingress causes are charged
+/* Per-port counters (counters[port_base + port], per CPU). Ingress causes are charged
  * to the ingress port, egress ones (tx, buffer, trimmed, ce) to the
  * egress port; link_down to whichever end is down. */
 struct port_counters {
@@ -69,7 +82,7 @@ struct port_counters {
 	__u64 delay_unstamped; /* ingress: an agents' packet whose delay could not be added */
 };
 
-/* Virtual FIFO of one egress port (fifos[port]); shaped mode only. */
+/* Virtual FIFO of one egress port (fifos[port_base + port]); shaped mode only. */
 struct fifo {
 	struct bpf_spin_lock lock;
 	__u32 pad;
@@ -85,9 +98,13 @@ struct fifo {
 	__u64 hist[HIST_BUCKETS]; /* arrivals by backlog seen, bucket = buffer/16 */
 };
 
-/* LPM route key: prefix length then the address in network byte order. */
+/* LPM route key: the switch, then the destination address in network
+ * byte order. prefixlen counts both: 32 (the switch, always matched
+ * whole) + the address prefix length, so one trie holds every switch's
+ * table and a lookup never matches another switch's route. */
 struct route_key {
 	__u32 prefixlen;
+	__u32 sw;
 	__u32 addr;
 };
 

@@ -5,11 +5,14 @@
  * A tapped port has every frame that arrives on it (IN, with the switch's
  * verdict) and every frame the switch sends or drops at its egress (OUT)
  * copied, its first snaplen bytes, into a ring buffer that the capture
- * process reads. It sees what the switch sees in both modes, including
+ * process reads. Each switch of a plane has its own tap configuration
+ * (tap_cfg[id]) and its own ring slot (tap_rings[id]): a capture puts a
+ * ring of its own there while it runs, so switches nobody captures cost
+ * no ring memory. It sees what the switch sees in both modes, including
  * what XDP redirects past every qdisc and AF_PACKET socket.
  *
  * Cost when nothing is captured: one ARRAY lookup per packet (inlined by
- * the verifier) and a test of tap_cfg.active at each exit. The copy itself
+ * the verifier) and a test of tap_cfg[id].active at each exit. The copy itself
  * is a global function (tap_xdp, tap_skb): the verifier checks it once on
  * its own instead of once per path into it, so the hooks add little to
  * load time either.
@@ -68,7 +71,8 @@ enum tap_flag {
 /* No port: peer_port of records without one. */
 #define TAP_NO_PORT 0xff
 
-/* Which ports are tapped (tap_cfg[0]); written by the capture process. */
+/* Which ports of a switch are tapped (tap_cfg[id]); written by the
+ * capture process. */
 struct tap_cfg {
 	__u32 active;                  /* 0: no capture runs, the hooks do nothing */
 	__u32 snaplen;                 /* bytes copied per frame, 1..TAP_SNAP_MAX */
@@ -97,7 +101,7 @@ struct tap_buf {
 	__u8 data[TAP_SNAP_MAX];
 };
 
-/* The switch's tap configuration, a single entry. */
+/* Switch id -> its tap configuration (Go sizes it to the plane). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -105,11 +109,19 @@ struct {
 	__type(value, struct tap_cfg);
 } tap_cfg SEC(".maps");
 
-/* Captured records, to the capture process. */
-struct {
+/* The ring of one capture: records to the capture process. */
+struct tap_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, TAP_RING_BYTES);
-} tap_ring SEC(".maps");
+};
+
+/* Switch id -> the ring of the capture running on it, if any. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct tap_ring);
+} tap_rings SEC(".maps");
 
 /* Per-CPU scratch record. */
 struct {
@@ -121,23 +133,25 @@ struct {
 
 /* What a hook tells the tap, packed into one scalar so the global
  * function takes plain arguments: the IN port, the OUT port (either may be
- * TAP_NO_PORT), verdict, cause, flags and which records to emit. */
+ * TAP_NO_PORT), verdict, cause, flags, which records to emit and the
+ * switch. */
 enum tap_emit {
 	TAP_EMIT_IN = 1,  /* an IN record on in_port */
 	TAP_EMIT_OUT = 2, /* an OUT record on out_port */
 };
 
-#define TAP_META(emit, in_port, out_port, verdict, cause, flags)                          \
+#define TAP_META(sw, emit, in_port, out_port, verdict, cause, flags)                      \
 	((__u64)(in_port) | (__u64)(out_port) << 8 | (__u64)(verdict) << 16 |             \
-	 (__u64)(cause) << 24 | (__u64)(flags) << 32 | (__u64)(emit) << 40)
+	 (__u64)(cause) << 24 | (__u64)(flags) << 32 | (__u64)(emit) << 40 |              \
+	 (__u64)(sw) << 48)
+#define TAP_META_SW(meta) ((__u32)((meta) >> 48))
 
 /* The gate, once per packet: nonzero while some capture runs. Kept as an
  * unknown scalar (loaded from the map) so the verifier does not fork its
  * states on it. */
-static __always_inline __u32 tap_active(void)
+static __always_inline __u32 tap_active(__u32 sw)
 {
-	__u32 zero = 0;
-	struct tap_cfg *c = bpf_map_lookup_elem(&tap_cfg, &zero);
+	struct tap_cfg *c = bpf_map_lookup_elem(&tap_cfg, &sw);
 
 	return c ? c->active : 0;
 }
@@ -151,8 +165,8 @@ static __always_inline int tap_port_set(const __u64 *mask, __u32 port)
 
 /* Fills the scratch record's header for one direction; returns the record
  * or NULL if that direction of that port is not tapped. */
-static __always_inline struct tap_buf *tap_begin(struct tap_cfg *c, __u64 meta, __u32 dir,
-						 __u32 len, __u32 *caplen)
+static __always_inline struct tap_buf *tap_begin(struct tap_cfg *c, void *ring, __u64 meta,
+						 __u32 dir, __u32 len, __u32 *caplen)
 {
 	__u32 zero = 0, port, peer, snap;
 	struct tap_buf *b;
@@ -170,7 +184,7 @@ static __always_inline struct tap_buf *tap_begin(struct tap_cfg *c, __u64 meta, 
 	}
 	/* A reader that stopped (killed) leaves the ring full: count the
 	 * record lost before copying anything. */
-	if (bpf_ringbuf_query(&tap_ring, BPF_RB_AVAIL_DATA) + sizeof(struct tap_buf) > TAP_RING_BYTES) {
+	if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + sizeof(struct tap_buf) > TAP_RING_BYTES) {
 		__sync_fetch_and_add(&c->lost, 1);
 		return NULL;
 	}
@@ -196,19 +210,12 @@ static __always_inline struct tap_buf *tap_begin(struct tap_cfg *c, __u64 meta, 
 	return b;
 }
 
-static __always_inline void tap_commit(struct tap_cfg *c, struct tap_buf *b, __u32 caplen)
+static __always_inline void tap_commit(struct tap_cfg *c, void *ring, struct tap_buf *b, __u32 caplen)
 {
 	if (caplen > TAP_SNAP_MAX)
 		return;
-	if (bpf_ringbuf_output(&tap_ring, b, sizeof(b->h) + caplen, 0))
+	if (bpf_ringbuf_output(ring, b, sizeof(b->h) + caplen, 0))
 		__sync_fetch_and_add(&c->lost, 1);
-}
-
-static __always_inline struct tap_cfg *tap_cfg_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&tap_cfg, &zero);
 }
 
 /* The hooks: call only while tap_active(). Each emits the records meta
@@ -216,29 +223,36 @@ static __always_inline struct tap_cfg *tap_cfg_get(void)
 #define TAP_DEFINE(name, ctx_t, get_len, load)                                             \
 	__attribute__((noinline)) int name(ctx_t *ctx, __u64 meta)                         \
 	{                                                                                  \
-		struct tap_cfg *c = tap_cfg_get();                                         \
+		__u32 sw = TAP_META_SW(meta);                                              \
+		struct tap_cfg *c = bpf_map_lookup_elem(&tap_cfg, &sw);                    \
 		__u32 emit = (meta >> 40) & 0xff, len, caplen = 0, i;                      \
 		struct tap_buf *b;                                                         \
+		void *ring;                                                                \
                                                                                            \
 		if (!ctx || !c)                                                            \
 			return 0;                                                          \
+		ring = bpf_map_lookup_elem(&tap_rings, &sw);                               \
+		if (!ring) { /* armed, but its capture put no ring: none reads */          \
+			__sync_fetch_and_add(&c->lost, 1);                                 \
+			return 0;                                                          \
+		}                                                                          \
 		len = get_len;                                                             \
 		for (i = TAP_IN; i <= TAP_OUT; i++) {                                      \
 			if (!(emit & i))                                                   \
 				continue;                                                  \
-			b = tap_begin(c, meta, i, len, &caplen);                           \
+			b = tap_begin(c, ring, meta, i, len, &caplen);                     \
 			if (!b || caplen == 0 || caplen > TAP_SNAP_MAX)                    \
 				continue;                                                  \
 			if (load(ctx, 0, b->data, caplen))                                 \
 				continue;                                                  \
-			tap_commit(c, b, caplen);                                          \
+			tap_commit(c, ring, b, caplen);                                    \
 		}                                                                          \
 		return 0;                                                                  \
 	}
 
 /* Hook call: forward the arguments of one exit to the program's tap. */
-#define TAP_HOOK(fn, on, ctx, emit, in_port, out_port, verdict, cause, flags)              \
+#define TAP_HOOK(fn, on, ctx, sw, emit, in_port, out_port, verdict, cause, flags)          \
 	do {                                                                               \
 		if (on)                                                                    \
-			fn(ctx, TAP_META(emit, in_port, out_port, verdict, cause, flags)); \
+			fn(ctx, TAP_META(sw, emit, in_port, out_port, verdict, cause, flags)); \
 	} while (0)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tc_shaped: TCX ingress on every port of a switch in shaped mode.
+ * tc_shaped: TC ingress on every port of a switch in shaped mode.
  *
  * xdp_ingress has already done the PHY stage and the L3 sanity checks and
  * passed the frame. Here: route, choose the egress port (ar sees the
  * FIFOs), run the egress port's virtual FIFO (drop / trim / CE mark /
  * statistics), rewrite and bpf_redirect(ifindex, 0) so the packet waits
  * in the egress veth's qdisc (htb/tbf at the link rate). In line-rate
- * mode, and for packets to the switch itself, it passes.
+ * mode, and for packets to the switch itself, it passes. Attached as a
+ * direct-action cls_bpf filter on the port's ingress qdisc.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -23,7 +24,7 @@ TAP_DEFINE(tap_skb, struct __sk_buff, ctx->len, bpf_skb_load_bytes)
 
 /* Capture hooks (tap.h): records of this frame on the tapped ports. */
 #define TAP(emit, out, verdict, cause, flags) \
-	TAP_HOOK(tap_skb, tap, skb, emit, in_port, out, verdict, cause, (flags) | TAP_F_TC)
+	TAP_HOOK(tap_skb, tap, skb, cfg->id, emit, in_port, out, verdict, cause, (flags) | TAP_F_TC)
 #define SHOT_IN(cause) \
 	do { TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_DROP, cause, 0); return TC_ACT_SHOT; } while (0)
 
@@ -63,25 +64,30 @@ SEC("tc")
 int tc_shaped(struct __sk_buff *skb)
 {
 	struct port_counters *ic, *ec;
-	struct port_cfg *epc;
+	struct port_cfg *ipc, *epc;
 	struct lm_pkt lp = {};
 	struct sw_cfg *cfg;
 	struct pkt p = {};
 	void *data, *data_end;
-	__u32 out_port, linear;
-	int in_port, res, verdict = LM_FWD;
+	__u32 out_port, linear, epp;
+	long ipp, in_port;
+	int res, verdict = LM_FWD;
 	__u32 tap, tflags;
 
-	cfg = get_cfg();
+	ipp = ifindex_port(skb->ifindex);
+	if (ipp < 0)
+		return TC_ACT_OK;
+	ipc = get_port(ipp);
+	if (!ipc)
+		return TC_ACT_OK;
+	cfg = get_cfg(ipc->sw);
 	if (!cfg || cfg->mode != MODE_SHAPED)
 		return TC_ACT_OK;
-	in_port = ifindex_port(skb->ifindex);
-	if (in_port < 0)
-		return TC_ACT_OK;
-	ic = get_ctr(in_port);
-	if (!ic)
+	in_port = local_port(cfg, ipp);
+	ic = get_ctr(ipp);
+	if (in_port < 0 || !ic)
 		return TC_ACT_SHOT;
-	tap = tap_active();
+	tap = tap_active(cfg->id);
 
 	data = (void *)(long)skb->data;
 	data_end = (void *)(long)skb->data_end;
@@ -115,12 +121,13 @@ int tc_shaped(struct __sk_buff *skb)
 		TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_LOCAL, 0, 0);
 		return TC_ACT_OK;
 	}
-	if (res != FWD_PORT || out_port >= MAX_PORTS) {
+	if (res != FWD_PORT) {
 		ic->drop_no_route += 1;
 		SHOT_IN(TAP_CAUSE_NO_ROUTE);
 	}
-	epc = get_port(out_port);
-	ec = get_ctr(out_port);
+	epp = cfg->port_base + out_port;
+	epc = get_port(epp);
+	ec = get_ctr(epp);
 	if (!epc || !ec || !epc->configured) {
 		ic->drop_no_route += 1;
 		SHOT_IN(TAP_CAUSE_NO_ROUTE);
@@ -141,7 +148,7 @@ int tc_shaped(struct __sk_buff *skb)
 		lp.is_probe = is_ftl_probe(&p, data_end);
 	}
 	if (epc->rate_bps) {
-		struct fifo *q = bpf_map_lookup_elem(&fifos, &out_port);
+		struct fifo *q = bpf_map_lookup_elem(&fifos, &epp);
 
 		if (q) {
 			__u64 now = bpf_ktime_get_ns();

@@ -10,6 +10,8 @@
  *  - shaped mode: XDP_PASS; tc_shaped forwards through the egress qdisc
  *    and makes the forwarding decision there (only there).
  * Multi-buffer aware (xdp.frags) so ports with an MTU above ~3.5 KB work.
+ * One program serves every switch of a plane: the ingress ifindex names
+ * the plane port, its port_cfg the switch (maps.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -23,7 +25,7 @@ TAP_DEFINE(tap_xdp, struct xdp_md, bpf_xdp_get_buff_len(ctx), bpf_xdp_load_bytes
 
 /* Capture hooks (tap.h): records of this frame on the tapped ports. */
 #define TAP(emit, out, verdict, cause) \
-	TAP_HOOK(tap_xdp, tap, ctx, emit, in_port, out, verdict, cause, 0)
+	TAP_HOOK(tap_xdp, tap, ctx, cfg->id, emit, in_port, out, verdict, cause, 0)
 #define DROP_IN(cause) \
 	do { TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_DROP, cause); return XDP_DROP; } while (0)
 
@@ -36,19 +38,25 @@ int xdp_ingress(struct xdp_md *ctx)
 	struct port_cfg *ipc, *epc;
 	struct sw_cfg *cfg;
 	struct pkt p = {};
-	__u32 len, out_port;
-	int in_port, res;
+	__u32 len, out_port, epp;
+	long ipp, in_port;
+	int res;
 	__u32 tap;
 
-	in_port = ifindex_port(ctx->ingress_ifindex);
-	if (in_port < 0)
+	ipp = ifindex_port(ctx->ingress_ifindex);
+	if (ipp < 0)
 		return XDP_PASS; /* not a switch port: leave it alone */
-	ipc = get_port(in_port);
-	ic = get_ctr(in_port);
-	cfg = get_cfg();
-	if (!ipc || !ic || !cfg)
+	ipc = get_port(ipp);
+	ic = get_ctr(ipp);
+	if (!ipc || !ic)
 		return XDP_ABORTED;
-	tap = tap_active();
+	cfg = get_cfg(ipc->sw);
+	if (!cfg)
+		return XDP_ABORTED;
+	in_port = local_port(cfg, ipp);
+	if (in_port < 0)
+		return XDP_ABORTED;
+	tap = tap_active(cfg->id);
 
 	len = bpf_xdp_get_buff_len(ctx);
 	if (phy_ingress(ipc, ic, len))
@@ -83,12 +91,13 @@ int xdp_ingress(struct xdp_md *ctx)
 		TAP(TAP_EMIT_IN, TAP_NO_PORT, TAP_LOCAL, 0);
 		return XDP_PASS;
 	}
-	if (res != FWD_PORT || out_port >= MAX_PORTS) {
+	if (res != FWD_PORT) {
 		ic->drop_no_route += 1;
 		DROP_IN(TAP_CAUSE_NO_ROUTE);
 	}
-	epc = get_port(out_port);
-	ec = get_ctr(out_port);
+	epp = cfg->port_base + out_port;
+	epc = get_port(epp);
+	ec = get_ctr(epp);
 	if (!epc || !ec || !epc->configured) {
 		ic->drop_no_route += 1;
 		DROP_IN(TAP_CAUSE_NO_ROUTE);
@@ -104,5 +113,5 @@ int xdp_ingress(struct xdp_md *ctx)
 	ec->tx_packets += 1;
 	ec->tx_bytes += len;
 	TAP(TAP_EMIT_OUT, out_port, TAP_FORWARD, 0);
-	return bpf_redirect_map(&tx_ports, out_port, XDP_DROP);
+	return bpf_redirect_map(&tx_ports, epp, XDP_DROP);
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
+	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -42,10 +43,7 @@ func buildLab(ctx context.Context, s *scope, topo *topology.Topology, cfg switch
 		}
 		l.PinRoot = dir
 	}
-	if _, err := fabric.Build(ctx, topo, fabric.Options{Namespace: s.name}); err != nil {
-		return nil, err
-	}
-	if err := l.Install(ctx); err != nil {
+	if _, _, err := lab.Build(ctx, topo, l, fabric.Options{Namespace: s.name}); err != nil {
 		return nil, err
 	}
 	return l, nil

@@ -26,7 +26,8 @@ const staleCheck = 50 * time.Millisecond
 // switchTap reads one switch's tap for the captured ports of that switch.
 type switchTap struct {
 	node    string
-	dir     string
+	dir     string        // the lab's plane
+	sw      int           // the switch's index in it
 	ports   map[int]*Port // captured ports by number
 	all     map[int]*Port // every port of the switch, for Peer
 	snaplen int
@@ -52,7 +53,12 @@ func openSwitchTap(l Lab, node string, ports, all map[int]*Port, snaplen int, cl
 	if err != nil {
 		return nil, err
 	}
-	s := &switchTap{node: node, dir: switchd.SwitchPinDir(l.PinRoot, node), ports: ports, all: all, snaplen: snaplen, clock: clock, lock: lock}
+	sw, ok := switchd.SwitchIndex(l.Topo, node)
+	if !ok {
+		lock.Close()
+		return nil, fmt.Errorf("capture: %s is not a switch", node)
+	}
+	s := &switchTap{node: node, dir: switchd.PlaneDir(l.PinRoot), sw: sw, ports: ports, all: all, snaplen: snaplen, clock: clock, lock: lock}
 	h, err := s.arm()
 	if err != nil {
 		lock.Close()
@@ -93,7 +99,7 @@ func (s *switchTap) arm() (*tapHandle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %s: %w", s.node, err)
 	}
-	tap, err := bpf.OpenTap(s.dir)
+	tap, err := bpf.OpenTap(s.dir, s.sw)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %s: %w", s.node, err)
 	}

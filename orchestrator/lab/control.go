@@ -119,8 +119,8 @@ func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config, l
 			return nil, fmt.Errorf("lab %q: %w", name, err)
 		}
 	}
-	if err := switchd.Remove(st.PinRoot); err != nil {
-		return nil, err
+	if err := s.Control(st).Uninstall(ctx); err != nil {
+		return nil, fmt.Errorf("lab %q: %w", name, err)
 	}
 	st.DataPlane = dp
 	if links != nil {

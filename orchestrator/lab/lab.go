@@ -78,24 +78,34 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 	if err := s.write(st); err != nil {
 		return nil, err
 	}
-	tm, err := fabric.Build(ctx, t, fabric.Options{
-		Namespace: s.Namer(name),
-		Workers:   opt.Workers,
-	})
+	tm, dpTime, err := Build(ctx, t, s.Control(st), fabric.Options{Namespace: s.Namer(name), Workers: opt.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("lab %q: %w", name, err)
 	}
-	st.Timings = &tm
-	t0 := time.Now()
-	if err := s.Control(st).Install(ctx); err != nil {
-		return nil, fmt.Errorf("lab %q: %w", name, err)
-	}
-	st.DataPlaneTime = time.Since(t0)
+	st.Timings, st.DataPlaneTime = &tm, dpTime
 	st.Phase = PhaseUp
 	if err := s.write(st); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// Build builds the fabric of t (fo, with the data plane's transmit
+// queue lengths) and installs ctl's data plane the fastest way: before
+// the links come up if it can (switchd.Lab.InstallsBeforeUp), else after.
+// It returns the build's timings and the data plane's install time.
+func Build(ctx context.Context, t *topology.Topology, ctl *switchd.Lab, fo fabric.Options) (fabric.Timings, time.Duration, error) {
+	fo.TxQueueLen = ctl.TxQueueLen
+	if ctl.InstallsBeforeUp() {
+		fo.DataPlane = ctl.Install
+	}
+	tm, err := fabric.Build(ctx, t, fo)
+	if err != nil || fo.DataPlane != nil {
+		return tm, tm.DataPlane, err
+	}
+	t0 := time.Now()
+	err = ctl.Install(ctx)
+	return tm, time.Since(t0), err
 }
 
 func (s *Store) existsError(name string) error {

@@ -49,10 +49,23 @@ type State struct {
 	// DataPlane is what forwards in the switches; PinRoot the lab's bpffs.
 	DataPlane switchd.Config `json:"dataplane"`
 	PinRoot   string         `json:"pin_root,omitempty"`
-	// DataPlaneTime is how long installing the data plane took.
+	// DataPlaneTime is how long installing the data plane took (within
+	// Timings.Total if it was installed during the build).
 	DataPlaneTime time.Duration `json:"dataplane_time_ns,omitempty"`
 	// Failed lists the IDs of links that are down.
 	Failed []int `json:"failed_links,omitempty"`
+}
+
+// SetupTime is how long the lab took to come up: the fabric and its data
+// plane.
+func (st *State) SetupTime() time.Duration {
+	if st.Timings == nil {
+		return st.DataPlaneTime
+	}
+	if st.Timings.DataPlane > 0 {
+		return st.Timings.Total // the data plane was part of the build
+	}
+	return st.Timings.Total + st.DataPlaneTime
 }
 
 // Store is a run directory of labs and the namespace prefix they use.

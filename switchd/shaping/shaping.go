@@ -56,21 +56,38 @@ func LeafQueueLen(l Link) int {
 	return max(n, 1000)
 }
 
-// Install replaces the root qdisc of link with the HTB tree at the link's
-// rate. It acts in the namespace of the handle.
+// Install makes the HTB tree at the link's rate the root qdisc of link,
+// replacing whatever root qdisc it had; over a tree of its own it only
+// sets the rates. It acts in the namespace of the handle, in four
+// netlink requests on a fresh port (five if the transmit queue must grow):
+// each takes the RTNL lock, and on an up interface a root qdisc change
+// also waits for a grace period, so build on down ports where possible.
 func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 	if l.RateBps == 0 {
 		return errors.New("shaping: rate must be positive")
 	}
 	name := link.Attrs().Name
-	if err := h.LinkSetTxQLen(link, LeafQueueLen(l)); err != nil {
-		return fmt.Errorf("shaping %s: set txqueuelen: %w", name, err)
+	if want := LeafQueueLen(l); link.Attrs().TxQLen != want {
+		if err := h.LinkSetTxQLen(link, want); err != nil {
+			return fmt.Errorf("shaping %s: set txqueuelen: %w", name, err)
+		}
 	}
-	_ = Remove(h, link)
 	idx := link.Attrs().Index
 	q := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: rootHandle, Parent: netlink.HANDLE_ROOT})
 	q.Defcls = defaultLeaf
-	if err := h.QdiscAdd(q); err != nil {
+	err := h.QdiscAdd(q)
+	if errors.Is(err, unix.EEXIST) {
+		// A root qdisc is there already: ours (keep it, set its
+		// rates) or another one (replace it: HTB cannot change into
+		// a tree in place).
+		if st, rerr := Read(h, link); rerr == nil && st.Installed {
+			return writeClasses(h, link, l, h.ClassReplace)
+		}
+		if err = Remove(h, link); err == nil {
+			err = h.QdiscAdd(q)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("shaping %s: add htb: %w", name, err)
 	}
 	return writeClasses(h, link, l, h.ClassAdd)

@@ -60,7 +60,7 @@ func (a *app) upCommand() *cobra.Command {
 			}
 			tm := st.Timings
 			fmt.Fprintf(a.stdout, "lab %s is up in %s (namespaces %s, links %s, config %s, data plane %s)\n",
-				name, seconds(tm.Total+st.DataPlaneTime), seconds(tm.Namespaces), seconds(tm.Links), seconds(tm.Config), seconds(st.DataPlaneTime))
+				name, seconds(st.SetupTime()), seconds(tm.Namespaces), seconds(tm.Links), seconds(tm.Config), seconds(st.DataPlaneTime))
 			fmt.Fprintf(a.stdout, "  %s\n", t)
 			fmt.Fprintf(a.stdout, "  data plane: %s\n", describeDataPlane(st.DataPlane))
 			fmt.Fprintf(a.stdout, "  try: ftlab status -n %s | ftlab exec -n %s %s -- ip addr | ftlab down -n %s\n",
