@@ -214,3 +214,30 @@ func Enter(ns netns.NsHandle) error {
 	}
 	return nil
 }
+
+// anonymous makes a network namespace with no name, held only by the
+// returned handle: it goes away when the handle is closed (also when the
+// process dies).
+func anonymous() (netns.NsHandle, error) {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return netns.None(), fmt.Errorf("get current network namespace: %w", err)
+	}
+	defer orig.Close()
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return netns.None(), fmt.Errorf("create network namespace: unshare: %w", err)
+	}
+	h, err := netns.Get()
+	if rerr := netns.Set(orig); rerr != nil {
+		// Thread stays locked and dies with its goroutine.
+		if err == nil {
+			h.Close()
+		}
+		return netns.None(), errors.Join(err, fmt.Errorf("return to original network namespace: %w", rerr))
+	}
+	runtime.UnlockOSThread()
+	return h, err
+}

@@ -1,7 +1,9 @@
 package fabric
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
 )
@@ -17,4 +19,27 @@ func Remove(namespaces []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Cleanup says how the kernel's background destruction of removed
+// namespaces went: how long RemoveWait waited for it and whether it
+// finished within the bound.
+type Cleanup struct {
+	Wait time.Duration `json:"wait"`
+	Done bool          `json:"done"`
+}
+
+// RemoveWait is Remove, then a wait of at most timeout for the kernel to
+// destroy the namespaces (nsutil.Drain). The kernel does that in the
+// background while holding locks a new build needs, so a build right after
+// a Remove would pay for it; after RemoveWait it does not. If the probe
+// cannot be made, it removes without waiting.
+func RemoveWait(ctx context.Context, namespaces []string, timeout time.Duration) (Cleanup, error) {
+	d, derr := nsutil.NewDrain()
+	err := Remove(namespaces)
+	if derr != nil {
+		return Cleanup{}, errors.Join(err, derr)
+	}
+	wait, done, werr := d.Wait(ctx, timeout)
+	return Cleanup{Wait: wait, Done: done}, errors.Join(err, werr)
 }

@@ -69,7 +69,7 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 		if err != nil {
 			// Build already removed what it made; sweep the prefix too
 			// in case the failure came from outside the build.
-			if rerr := s.removeLab(name, planned); rerr != nil {
+			if _, rerr := s.removeLab(name, planned); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}
@@ -122,27 +122,39 @@ func (s *Store) existsError(name string) error {
 	}
 }
 
+// CleanupTimeout bounds how long removing a lab waits for the kernel to
+// destroy its namespaces (fabric.RemoveWait).
+const CleanupTimeout = 30 * time.Second
+
 // Down removes a lab: its namespaces, with every link in them, and its
 // record. Down of a lab that does not exist returns ErrNotFound.
 func (s *Store) Down(name string) error {
+	_, err := s.TakeDown(name)
+	return err
+}
+
+// TakeDown is Down, and says how long the kernel took to destroy the
+// lab's namespaces: Down waits for that (at most CleanupTimeout), so that
+// whatever comes next (another lab's build) does not wait behind it.
+func (s *Store) TakeDown(name string) (fabric.Cleanup, error) {
 	if err := ValidateName(name); err != nil {
-		return err
+		return fabric.Cleanup{}, err
 	}
 	if _, err := os.Stat(s.labDir(name)); errors.Is(err, os.ErrNotExist) {
 		// Still sweep stray namespaces of that name: down must leave
 		// nothing, even when the record was lost.
 		stray, lerr := nsutil.List(s.NamespacePrefix(name))
 		if lerr != nil {
-			return lerr
+			return fabric.Cleanup{}, lerr
 		}
 		if len(stray) == 0 {
-			return fmt.Errorf("lab %q: %w", name, ErrNotFound)
+			return fabric.Cleanup{}, fmt.Errorf("lab %q: %w", name, ErrNotFound)
 		}
-		return fabric.Remove(stray)
+		return fabric.RemoveWait(context.Background(), stray, CleanupTimeout)
 	}
 	release, err := s.lock(name)
 	if err != nil {
-		return err
+		return fabric.Cleanup{}, err
 	}
 	defer release()
 	var recorded []string
@@ -150,23 +162,25 @@ func (s *Store) Down(name string) error {
 		recorded = st.Namespaces
 		st.Phase = PhaseTearing
 		if err := s.write(st); err != nil {
-			return err
+			return fabric.Cleanup{}, err
 		}
 	}
 	return s.removeLab(name, recorded)
 }
 
 // removeLab deletes the recorded namespaces and any other with the lab's
-// prefix, then the run directory. The caller holds the lock.
-func (s *Store) removeLab(name string, recorded []string) error {
+// prefix, waiting for the kernel to destroy them, then the run directory.
+// The caller holds the lock.
+func (s *Store) removeLab(name string, recorded []string) (fabric.Cleanup, error) {
 	stray, err := nsutil.List(s.NamespacePrefix(name))
 	if err != nil {
-		return err
+		return fabric.Cleanup{}, err
 	}
-	if err := fabric.Remove(union(recorded, stray)); err != nil {
-		return fmt.Errorf("lab %q: %w", name, err)
+	c, err := fabric.RemoveWait(context.Background(), union(recorded, stray), CleanupTimeout)
+	if err != nil {
+		return c, fmt.Errorf("lab %q: %w", name, err)
 	}
-	return s.forget(name)
+	return c, s.forget(name)
 }
 
 func union(a, b []string) []string {
@@ -288,7 +302,7 @@ func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
 	}
 	present, _ := nsutil.List(s.NamespacePrefix(name))
 	a.Namespaces = present
-	if err := s.removeLab(name, recorded); err != nil {
+	if _, err := s.removeLab(name, recorded); err != nil {
 		a.Reason = err.Error()
 		return a, err
 	}

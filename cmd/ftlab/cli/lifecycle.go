@@ -114,10 +114,15 @@ func (a *app) downCommand() *cobra.Command {
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			if err := a.store.Down(name); err != nil {
+			c, err := a.store.TakeDown(name)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "lab %s is down in %s\n", name, seconds(time.Since(start)))
+			settled := "done"
+			if !c.Done {
+				settled = "still running"
+			}
+			fmt.Fprintf(a.stdout, "lab %s is down in %s (kernel cleanup %s, %s)\n", name, seconds(time.Since(start)), seconds(c.Wait), settled)
 			return nil
 		},
 	}
