@@ -1,5 +1,6 @@
 // Package bench measures ftlab against baselines taken in the same run:
-// fabric setup and teardown against bare namespaces and veths, the data
+// fabric setup and teardown, and `ftlab up`/`down` with the data plane,
+// against bare namespaces and veths, the data
 // plane's forwarding rate per core against kernel IP forwarding, the host
 // agent's packet rate per core against a bare UDP loop, and memory per lab
 // and per flow. Every figure is a Row: value, baseline, ratio.
@@ -33,7 +34,7 @@ import (
 )
 
 // Sections in the order "all" runs them.
-var Sections = []string{"fabric", "dataplane", "agent", "memory"}
+var Sections = []string{"fabric", "setup", "dataplane", "agent", "memory"}
 
 // Options select sizes and durations.
 type Options struct {
@@ -216,6 +217,8 @@ func Run(ctx context.Context, names []string, opt Options) (*Report, error) {
 		switch n {
 		case "fabric":
 			s, err = Fabric(ctx, opt)
+		case "setup":
+			s, err = Setup(ctx, opt)
 		case "dataplane":
 			s, err = Dataplane(ctx, opt)
 		case "agent":

@@ -56,10 +56,11 @@ func (f *benchFlags) options(kGiven bool, log io.Writer) (bench.Options, error) 
 func (a *app) benchCommand() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [fabric|dataplane|agent|memory|all]",
+		Use:   "bench [fabric|setup|dataplane|agent|memory|all]",
 		Short: "Measure ftlab against baselines taken in the same run",
-		Long: `bench measures fabric setup and teardown against bare namespaces and veths,
-the data plane's packets per second per core against kernel IP forwarding, the
+		Long: `bench measures fabric setup and teardown, and ftlab up/down with the eBPF data
+plane (setup), against bare namespaces and veths, the data plane's packets per
+second per core against kernel IP forwarding, the
 host agent's packet rate per core against a bare UDP loop, and memory per lab
 and per flow. Every figure is reported with its baseline and their ratio, as a
 table (markdown with --out) or JSON. Memory figures are measured --repetitions
@@ -101,7 +102,7 @@ times and reported as the median with the min, max and relative spread. Everythi
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&f.ks, "k", "4,8,16", "fat-tree sizes for the fabric section, comma-separated")
+	cmd.Flags().StringVar(&f.ks, "k", "4,8,16", "fat-tree sizes for the fabric section (setup: 8), comma-separated")
 	cmd.Flags().StringVar(&f.ccs, "cc", "", "congestion controls the agent section measures against cc none, comma-separated (default: all of "+strings.Join(cc.Names(), ", ")+")")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "short windows, k=4 only, one repetition (smoke test)")
 	cmd.Flags().IntVar(&f.reps, "repetitions", 0, fmt.Sprintf("measure each memory figure this many times and report the median, min and max (0: %d, or 1 with --quick)", bench.DefaultRepetitions))
