@@ -62,6 +62,29 @@ func TestPlaneSwitchesApart(t *testing.T) {
 	must(t, sw0.SetRRCounter(2))
 	must(t, sw2.SetConfig(baseConfig()))
 
+	// Read back: each switch's routes, ports and valid sets.
+	routes, err := p.Routes()
+	must(t, err)
+	want0 := map[netip.Prefix]Route{
+		netip.PrefixFrom(hostAddr(1), 32):    Down(2),
+		netip.MustParsePrefix("10.1.0.0/16"): Up(1),
+	}
+	if d := cmp.Diff(want0, routes[0]); d != "" {
+		t.Errorf("switch 0 routes (-want +got):\n%s", d)
+	}
+	if len(routes[1]) != nDown+3 || len(routes[2]) != 0 {
+		t.Errorf("routes: reference %d (want %d), switch 2 %d (want 0)", len(routes[1]), nDown+3, len(routes[2]))
+	}
+	if pc, err := sw2.Port(3); err != nil || pc.Ifindex != ifx[nPorts+3] || !pc.Up || pc.Uplink != -1 {
+		t.Errorf("switch 2 port 3 reads back %+v, %v", pc, err)
+	}
+	if v, err := sw0.GroupValid(1); err != nil || v != 0xf {
+		t.Errorf("switch 0 valid set 1 = %#x, %v; want 0xf", v, err)
+	}
+	if v, err := sw2.GroupValid(1); err != nil || v != 0 {
+		t.Errorf("switch 2 valid set 1 = %#x, %v; want 0", v, err)
+	}
+
 	f := &fixture{t: t, s: ref}
 	down := frame{dst: hostAddr(1), payload: 100}.bytes()
 	up := frame{src: hostAddr(0), dst: netip.MustParseAddr("10.1.5.5"), payload: 100}.bytes()

@@ -233,3 +233,32 @@ func (s *Switch) SetPortRate(port int, bps uint64) error {
 		v.MaxDelayNs = math.MaxUint64 / bps
 	})
 }
+
+// Port reads a port's configuration back as SetPort and the updates after
+// it left it; CorruptProb is the threshold's probability (exact for 0 and
+// 1). A port never configured reads as the zero PortConfig.
+func (s *Switch) Port(port int) (PortConfig, error) {
+	if err := s.checkPort(port); err != nil {
+		return PortConfig{}, err
+	}
+	if err := s.lock(); err != nil {
+		return PortConfig{}, err
+	}
+	defer s.mu.Unlock()
+	var v xdpIngressPortCfg
+	if err := s.maps.Ports.Lookup(s.pp(port), &v); err != nil {
+		return PortConfig{}, fmt.Errorf("bpf: port %d: read config: %w", port, err)
+	}
+	if v.Configured == 0 {
+		return PortConfig{}, nil
+	}
+	pc := PortConfig{
+		Ifindex: int(v.Ifindex), MAC: net.HardwareAddr(v.Mac[:]), PeerMAC: net.HardwareAddr(v.PeerMac[:]),
+		Up: v.AdminUp != 0, RateBps: v.RateBps, BufferBytes: v.BufferBytes, ECNBytes: v.EcnBytes,
+		Uplink: int(v.Uplink), Mark: v.Mark, CorruptProb: float64(v.CorruptThr) / (1 << 32),
+	}
+	if v.CorruptAll != 0 {
+		pc.CorruptProb = 1
+	}
+	return pc, nil
+}

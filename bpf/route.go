@@ -1,6 +1,8 @@
 package bpf
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 )
@@ -118,6 +120,55 @@ func (s *Switch) SetGroupValid(group int, valid uint64) error {
 		return fmt.Errorf("bpf: group %d: %w", group, err)
 	}
 	return nil
+}
+
+// GroupValid reads valid set group's bitmap back.
+func (s *Switch) GroupValid(group int) (uint64, error) {
+	if err := s.checkGroup(group); err != nil {
+		return 0, err
+	}
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var v uint64
+	if err := s.maps.Groups.Lookup(s.cfg.GroupBase+uint32(group), &v); err != nil {
+		return 0, fmt.Errorf("bpf: group %d: %w", group, err)
+	}
+	return v, nil
+}
+
+// Routes reads every switch's route table back: switch id, prefix, route.
+// One walk of the plane's trie, however many switches it has.
+func (p *Plane) Routes() (map[int]map[netip.Prefix]Route, error) {
+	if p.closed.Load() {
+		return nil, errors.New("bpf: plane is closed")
+	}
+	out := map[int]map[netip.Prefix]Route{}
+	var k xdpIngressRouteKey
+	var v xdpIngressRouteVal
+	it := p.maps.Routes.Iterate()
+	for it.Next(&k, &v) {
+		var a [4]byte
+		binary.NativeEndian.PutUint32(a[:], k.Addr)
+		pfx := netip.PrefixFrom(netip.AddrFrom4(a), int(k.Prefixlen)-32)
+		r := Route{Kind: RouteKind(v.Kind)}
+		switch r.Kind {
+		case RouteDown:
+			r.Port = int(v.Arg)
+		case RouteUp:
+			r.Group, r.ValidSet = int(v.Arg), int(v.Vset)
+		}
+		sw := int(k.Sw)
+		if out[sw] == nil {
+			out[sw] = map[netip.Prefix]Route{}
+		}
+		out[sw][pfx] = r
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("bpf: read routes: %w", err)
+	}
+	return out, nil
 }
 
 // SetUplinks writes the whole uplink table: uplink index u is port

@@ -182,6 +182,9 @@ func (s *Switch) lock() error {
 // ID is the switch's index in its plane.
 func (s *Switch) ID() int { return s.id }
 
+// Sizes are the bounds of the switch's tables in its plane.
+func (s *Switch) Sizes() Sizes { return s.opts.sizes() }
+
 // Programs returns the programs of the switch's plane.
 func (s *Switch) Programs() Programs { return s.progs }
 

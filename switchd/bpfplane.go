@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sync/errgroup"
@@ -95,6 +96,14 @@ func (c Config) pipesOf(sw *topology.Node) int {
 	if c.policyFor(sw.Role) != "pofan" {
 		return 1
 	}
+	return c.pofanPipes(sw)
+}
+
+// pofanPipes is the number of pipes the switch would have under pofan.
+// Tables are sized for it whatever the policy, so that one plane can be
+// reconfigured between ofan, pofan and the others (Reconfigure) at the
+// price of a few kilobytes of pointers.
+func (c Config) pofanPipes(sw *topology.Node) int {
 	return (len(sw.Ports) + c.PipeSize - 1) / c.PipeSize
 }
 
@@ -115,7 +124,7 @@ func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables ma
 		if tab == nil {
 			return fmt.Errorf("%s: no routing table", n.Name)
 		}
-		sz[i] = sizes(t, n, tab, cfg.pipesOf(n))
+		sz[i] = sizes(t, n, tab, cfg.pofanPipes(n))
 	}
 	// Verify only what the mode runs.
 	plane, err := bpf.LoadPlane(bpf.PlaneOptions{Switches: sz, Programs: bpf.ProgramsFor(mode), PinDir: PlaneDir(pinRoot)})
@@ -131,7 +140,7 @@ func InstallBPF(ctx context.Context, t *topology.Topology, cfg Config, tables ma
 	swIndex := switchIndexes(t)
 	return inEveryNode(ctx, t, namespace, func(i int, n *topology.Node) error {
 		if n.Role == topology.RoleHost {
-			return setupHost(t, n, cfg)
+			return setupHost(t, n, cfg, nil)
 		}
 		return installSwitch(t, n, i, cfg, tables[n.Name], plane.Switch(swIndex[n.Name]), pinRoot)
 	})
@@ -243,9 +252,9 @@ func ingress(t *topology.Topology, p topology.PortRef) topology.LinkParams {
 
 // setupHost shapes a host's egress at its link rate in shaped mode (a NIC
 // cannot send faster than its link); in line-rate mode there is nothing
-// to do (the fabric already turned GRO on for NAPI).
-func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
-	if cfg.Mode != ModeShaped {
+// to do (the fabric already turned GRO on for NAPI). re: see programSwitch.
+func setupHost(t *topology.Topology, n *topology.Node, cfg Config, re *reprogram) error {
+	if cfg.Mode != ModeShaped && re == nil {
 		return nil
 	}
 	h, links, err := openPorts(t, n)
@@ -253,8 +262,21 @@ func setupHost(t *topology.Topology, n *topology.Node, cfg Config) error {
 		return err
 	}
 	defer h.Close()
+	if err := re.readQdiscs(h); err != nil {
+		return err
+	}
 	params, mtu := egress(t, n.Ports[0])
-	return shaping.Install(h, links[0], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu})
+	return shapePort(h, links[0], cfg, shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu}, re.qdisc(links[0].Attrs().Index))
+}
+
+// readQdiscs fills re.qdiscs from the namespace of h.
+func (re *reprogram) readQdiscs(h *netlink.Handle) error {
+	if re == nil {
+		return nil
+	}
+	var err error
+	re.qdiscs, err = shaping.ReadAll(h)
+	return err
 }
 
 // installSwitch programs switch n (node index index) into sw, its part
@@ -266,6 +288,42 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		return err
 	}
 	defer h.Close()
+	if err := programSwitch(t, n, index, cfg, tab, sw, pinRoot, h, links, nil); err != nil {
+		return err
+	}
+	for i := range links {
+		if err := sw.AttachPort(links[i].Attrs().Index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reprogram says what programSwitch (and setupHost) find from an earlier
+// install: the routes the switch has, which the new table may lack, and
+// the qdiscs of the node's ports by ifindex (shaping.ReadAll).
+type reprogram struct {
+	routes map[netip.Prefix]bpf.Route
+	qdiscs map[int]shaping.Stats
+}
+
+// qdisc is what an earlier install left on the port with this ifindex;
+// nil on a fresh install.
+func (re *reprogram) qdisc(ifindex int) *shaping.Stats {
+	if re == nil {
+		return nil
+	}
+	st := re.qdiscs[ifindex]
+	return &st
+}
+
+// programSwitch writes everything of switch n that its part of the plane
+// holds (configuration, ports, uplinks, valid sets, routes, pointers) and
+// shapes its ports in shaped mode, as a fresh install leaves them. With
+// re set, the switch was programmed before: its counters and queues are
+// zeroed, its shaping renewed (shapePort) and routes the table lacks are
+// deleted. It runs in the switch's namespace.
+func programSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config, tab *routing.Table, sw *bpf.Switch, pinRoot string, h *netlink.Handle, links []netlink.Link, re *reprogram) error {
 	pipes := cfg.pipesOf(n)
 	mode := bpf.ModeLineRate
 	if cfg.Mode == ModeShaped {
@@ -275,10 +333,9 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if err != nil {
 		return err
 	}
-	policy := pol.BPF
 	seed := switchSeed(cfg.Seed, index)
 	if err := sw.SetConfig(bpf.Config{
-		Mode: mode, Policy: policy, Seed: uint32(seed), Addr: n.Addr,
+		Mode: mode, Policy: pol.BPF, Seed: uint32(seed), Addr: n.Addr,
 		AckThreshold: uint32(cfg.AckThreshold), PipeSize: uint32(cfg.PipeSize), Pipes: uint32(pipes),
 		Trim: cfg.Trim, ARQuantum: uint32(cfg.ARQuantum), ProbeHeadroom: cfg.ProbeHeadroom, AgentPort: cfg.AgentPort,
 	}); err != nil {
@@ -303,15 +360,20 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 		}); err != nil {
 			return err
 		}
+		if re != nil {
+			if err := sw.ResetStats(i); err != nil {
+				return err
+			}
+		}
 		if cfg.Mode == ModeShaped {
 			// The link model accounts packets one by one: no GRO
 			// super-packets on switch ports.
 			if err := ethtool.SetGRO(self.Ifname, false); err != nil {
 				return err
 			}
-			if err := shaping.Install(h, links[i], shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu}); err != nil {
-				return err
-			}
+		}
+		if err := shapePort(h, links[i], cfg, shaping.Link{RateBps: params.RateBps, BufferBytes: params.BufferBytes, MTU: mtu}, re.qdisc(links[i].Attrs().Index)); err != nil {
+			return err
 		}
 	}
 	if err := sw.SetUplinks(tab.Uplinks); err != nil {
@@ -320,15 +382,35 @@ func installSwitch(t *topology.Topology, n *topology.Node, index int, cfg Config
 	if err := writeRoutes(sw, tab, nil); err != nil {
 		return err
 	}
-	if err := writePointers(sw, cfg, tab, seed, pipes); err != nil {
-		return err
-	}
-	for i := range links {
-		if err := sw.AttachPort(links[i].Attrs().Index); err != nil {
-			return err
+	if re != nil {
+		for pfx := range re.routes {
+			if !slices.ContainsFunc(tab.Routes, func(r routing.Route) bool { return r.Prefix == pfx }) {
+				if err := sw.DeleteRoute(pfx); err != nil {
+					return fmt.Errorf("remove route %s: %w", pfx, err)
+				}
+			}
 		}
 	}
-	return nil
+	return writePointers(sw, cfg, tab, seed, pipes)
+}
+
+// shapePort gives a port the shaping of cfg's mode: the HTB tree at the
+// link's rate in shaped mode, none in line-rate mode. before, if not nil,
+// is the port's root qdisc as an earlier install left it: its tree is
+// renewed (shaping.Renew: nothing queued, no drops counted), or removed.
+func shapePort(h *netlink.Handle, link netlink.Link, cfg Config, l shaping.Link, before *shaping.Stats) error {
+	switch {
+	case cfg.Mode != ModeShaped && before != nil:
+		if !before.Installed {
+			return nil
+		}
+		return shaping.Remove(h, link)
+	case cfg.Mode != ModeShaped:
+		return nil
+	case before != nil:
+		return shaping.Renew(h, link, l, *before)
+	}
+	return shaping.Install(h, link, l)
 }
 
 // writeRoutes programs a routing table: valid sets first, then routes, so

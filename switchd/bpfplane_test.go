@@ -28,7 +28,12 @@ type lab struct {
 
 func newLab(t *testing.T, file string, cfg switchd.Config) *lab {
 	t.Helper()
-	topo := testlab.Topology(t, file)
+	return newLabOf(t, testlab.Topology(t, file), cfg)
+}
+
+// newLabOf is newLab for a topology the caller may have edited.
+func newLabOf(t *testing.T, topo *topology.Topology, cfg switchd.Config) *lab {
+	t.Helper()
 	l := &lab{topo: topo, name: testlab.Namer(testlab.Prefix(t)), pinRoot: filepath.Join(t.TempDir(), "bpf"), cfg: cfg.WithDefaults()}
 	if err := l.cfg.Validate(); err != nil {
 		t.Fatal(err)

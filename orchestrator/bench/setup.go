@@ -29,8 +29,9 @@ func settle(ctx context.Context) error {
 
 // setupSample is one repetition of the setup section for one k.
 type setupSample struct {
-	bareUp, bareDown                     float64 // bare namespaces + veths; delete + kernel cleanup
+	bareUp, bareDown                      float64 // bare namespaces + veths; delete + kernel cleanup
 	lineUp, shapedUp, afterDown, shapedDn float64 // ftlab up / down, seconds
+	cell                                  float64 // the next scenario cell on the same lab (Reprogram)
 }
 
 // Setup measures what a user waits for, against the bare fabric built in
@@ -53,7 +54,8 @@ func Setup(ctx context.Context, opt Options) (*Section, error) {
 		"Seconds of `ftlab up` (fabric and eBPF data plane, through lab.Store as the CLI does) and `ftlab down` of a k-ary fat tree, "+
 			"against the same namespaces and veth pairs made bare, one after another, and deleted, in the same run. "+
 			"Every figure but \"right after a down\" starts once the kernel has destroyed the namespaces of the one before (nsutil.Drain); "+
-			"teardown figures include that wait. Median of %d repetition(s).", reps)}
+			"teardown figures include that wait. The next cell is lab.Store.Reprogram of the shaped lab for another policy and seed, as `ftlab run` does between cells. "+
+			"Median of %d repetition(s).", reps)}
 	for _, k := range ks {
 		topo, err := topology.NewFatTree(k)
 		if err != nil {
@@ -66,8 +68,8 @@ func Setup(ctx context.Context, opt Options) (*Section, error) {
 				return sec, fmt.Errorf("k=%d: %w", k, err)
 			}
 			samples = append(samples, sm)
-			opt.logf("bench: setup k=%d: bare %.3fs, up line rate %.3fs, shaped %.3fs, after a down %.3fs, down %.3fs (bare %.3fs)",
-				k, sm.bareUp, sm.lineUp, sm.shapedUp, sm.afterDown, sm.shapedDn, sm.bareDown)
+			opt.logf("bench: setup k=%d: bare %.3fs, up line rate %.3fs, shaped %.3fs, next cell %.3fs, after a down %.3fs, down %.3fs (bare %.3fs)",
+				k, sm.bareUp, sm.lineUp, sm.shapedUp, sm.cell, sm.afterDown, sm.shapedDn, sm.bareDown)
 		}
 		col := func(f func(setupSample) float64) []float64 {
 			out := make([]float64, len(samples))
@@ -82,6 +84,7 @@ func Setup(ctx context.Context, opt Options) (*Section, error) {
 			rowOf(fmt.Sprintf("k=%d ftlab up, eBPF line rate", k), "s", col(func(s setupSample) float64 { return s.lineUp }), bareUp, bare),
 			rowOf(fmt.Sprintf("k=%d ftlab up, shaped (as ftlab run builds it)", k), "s", col(func(s setupSample) float64 { return s.shapedUp }), bareUp, bare),
 			rowOf(fmt.Sprintf("k=%d ftlab up, shaped, right after a down", k), "s", col(func(s setupSample) float64 { return s.afterDown }), bareUp, bare),
+			rowOf(fmt.Sprintf("k=%d next scenario cell on the same lab (reprogrammed, shaped)", k), "s", col(func(s setupSample) float64 { return s.cell }), bareUp, bare),
 			rowOf(fmt.Sprintf("k=%d ftlab down, shaped, with kernel cleanup", k), "s", col(func(s setupSample) float64 { return s.shapedDn }),
 				col(func(s setupSample) float64 { return s.bareDown }), "bare delete + kernel cleanup"))
 	}
@@ -120,7 +123,9 @@ func setupOnce(ctx context.Context, topo *topology.Topology) (sm setupSample, er
 		s.dirs = append(s.dirs, dir)
 		store := &lab.Store{Dir: dir, Prefix: s.prefix}
 		defer store.Cleanup(true) // whatever an error left
-		upDown := func(mode string, settled bool) (up, down float64, err error) {
+		// cell, if set, reprograms the lab as the runner does for the next
+		// cell of a matrix (another policy and seed) before it goes down.
+		upDown := func(mode string, settled bool, cell *float64) (up, down float64, err error) {
 			if settled {
 				if err := settle(ctx); err != nil {
 					return 0, 0, err
@@ -130,6 +135,15 @@ func setupOnce(ctx context.Context, topo *topology.Topology) (sm setupSample, er
 			st, err := store.Up(ctx, setupLab, topo, lab.UpOptions{DataPlane: dp})
 			if err != nil {
 				return 0, 0, fmt.Errorf("up %s: %w", mode, err)
+			}
+			if cell != nil {
+				next := dp
+				next.EdgePolicy, next.AggPolicy, next.Seed = "ofan", "ofan", 2
+				rt := time.Now()
+				if _, err := store.Reprogram(ctx, setupLab, next, nil); err != nil {
+					return 0, 0, fmt.Errorf("reprogram: %w", err)
+				}
+				*cell = time.Since(rt).Seconds()
 			}
 			t0 := time.Now()
 			c, err := store.TakeDown(setupLab)
@@ -141,13 +155,13 @@ func setupOnce(ctx context.Context, topo *topology.Topology) (sm setupSample, er
 			}
 			return st.SetupTime().Seconds(), time.Since(t0).Seconds(), nil
 		}
-		if sm.lineUp, _, err = upDown(switchd.ModeLineRate, true); err != nil {
+		if sm.lineUp, _, err = upDown(switchd.ModeLineRate, true, nil); err != nil {
 			return 0, 0, err
 		}
-		if sm.shapedUp, sm.shapedDn, err = upDown(switchd.ModeShaped, true); err != nil {
+		if sm.shapedUp, _, err = upDown(switchd.ModeShaped, true, &sm.cell); err != nil {
 			return 0, 0, err
 		}
-		sm.afterDown, _, err = upDown(switchd.ModeShaped, false)
+		sm.afterDown, sm.shapedDn, err = upDown(switchd.ModeShaped, false, nil)
 		return 0, 0, err
 	})
 	return sm, err

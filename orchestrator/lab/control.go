@@ -85,8 +85,11 @@ func FailedLinks(st *State) []string {
 	return out
 }
 
-// Reprogram replaces a lab's data plane with dp: everything the old one
-// pinned is released (its programs detach) and dp is installed on the same
+// Reprogram replaces a lab's data plane with dp, leaving it as a fresh
+// install of dp would: where the installed eBPF plane can run dp it is
+// reconfigured in place (switchd.Lab.Reconfigure: every map written again,
+// counters, queues and shaping reset; nothing reloaded or reattached),
+// otherwise the old data plane is uninstalled and dp installed on the same
 // fabric. links, if not nil, gives the link parameters (rates, buffers,
 // ECN thresholds) to install, on a topology of the lab's shape (same
 // nodes, links and MTUs); it is recorded as the lab's topology. The lab
@@ -115,34 +118,49 @@ func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config, l
 		return nil, fmt.Errorf("lab %q has failed links (%s): repair them first (ftlab link up)", name, strings.Join(FailedLinks(st), ", "))
 	}
 	if links != nil {
-		if err := sameShape(st.Topology, links); err != nil {
+		if err := SameShape(st.Topology, links); err != nil {
 			return nil, fmt.Errorf("lab %q: %w", name, err)
 		}
 	}
-	if err := s.Control(st).Uninstall(ctx); err != nil {
-		return nil, fmt.Errorf("lab %q: %w", name, err)
-	}
+	t0 := time.Now()
+	old := s.Control(st)
 	st.DataPlane = dp
 	if links != nil {
 		// The link parameters are the data plane's to set (HTB rates,
 		// the link model); the namespaces and veths stay as they are.
 		st.Topology = links
 	}
-	t0 := time.Now()
-	if err := s.Control(st).Install(ctx); err != nil {
+	ctl := s.Control(st)
+	none := func(err error) (*State, error) {
 		// The fabric is intact but forwards nothing: say so in the record.
+		_ = ctl.Uninstall(ctx)
 		st.DataPlane = switchd.Config{DataPlane: switchd.DataPlaneNone}
 		_ = s.write(st)
 		return nil, fmt.Errorf("lab %q: install data plane: %w (the lab now has none)", name, err)
 	}
+	// The installed plane, configured afresh, if it can run dp: nothing
+	// to load or attach.
+	inPlace, err := ctl.Reconfigure(ctx)
+	if err != nil {
+		return none(err)
+	}
+	if !inPlace {
+		if err := old.Uninstall(ctx); err != nil {
+			return nil, fmt.Errorf("lab %q: %w", name, err)
+		}
+		if err := ctl.Install(ctx); err != nil {
+			return none(err)
+		}
+	}
 	st.DataPlaneTime = time.Since(t0)
+	st.DataPlaneReused = inPlace
 	return st, s.write(st)
 }
 
-// sameShape reports how two topologies differ, if they do, in what the
+// SameShape reports how two topologies differ, if they do, in what the
 // fabric's namespaces and veths are: nodes and addresses, links and their
 // MTU. Rates, buffers and ECN thresholds are the data plane's.
-func sameShape(have, want *topology.Topology) error {
+func SameShape(have, want *topology.Topology) error {
 	if len(have.Nodes) != len(want.Nodes) || len(have.Links) != len(want.Links) {
 		return fmt.Errorf("it has %d nodes and %d links, topology %s has %d and %d",
 			len(have.Nodes), len(have.Links), want.Name, len(want.Nodes), len(want.Links))

@@ -52,6 +52,9 @@ type State struct {
 	// DataPlaneTime is how long installing the data plane took (within
 	// Timings.Total if it was installed during the build).
 	DataPlaneTime time.Duration `json:"dataplane_time_ns,omitempty"`
+	// DataPlaneReused says the last Reprogram reconfigured the installed
+	// data plane in place instead of installing a new one.
+	DataPlaneReused bool `json:"dataplane_reused,omitempty"`
 	// Failed lists the IDs of links that are down.
 	Failed []int `json:"failed_links,omitempty"`
 }

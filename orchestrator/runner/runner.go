@@ -94,10 +94,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 		}
 	}
 	var runErr error
+	labs := &cellLabs{opt: opt}
 cells:
 	for ci, cell := range sc.Cells {
 		progress(Progress{Cell: ci + 1, CellName: cell.Name, Status: "building", Runs: len(cell.Runs)})
-		err := runCell(ctx, cell, opt, func(r *results.Run, rows results.Rows, ri int) {
+		err := runCell(ctx, cell, opt, labs, func(r *results.Run, rows results.Rows, ri int) {
 			done++
 			meta.Runs = append(meta.Runs, r)
 			set.Runs = append(set.Runs, rows)
@@ -119,6 +120,7 @@ cells:
 			break cells
 		}
 	}
+	runErr = errors.Join(runErr, labs.close())
 	meta.Finished = time.Now().UTC()
 	meta.Complete = meta.Interrupted == "" && done == total
 	if !meta.Complete && meta.Interrupted == "" {
@@ -135,31 +137,17 @@ cells:
 	return dir, sum, err
 }
 
-// runCell builds the cell's lab, runs its repetitions and takes the lab
-// down again, whatever happens.
-func runCell(ctx context.Context, cell *scenario.Cell, opt Options, finished func(*results.Run, results.Rows, int), starting func(int)) (err error) {
+// runCell gets the cell's lab (labs: built, or the last cell's
+// reprogrammed) and runs its repetitions on it.
+func runCell(ctx context.Context, cell *scenario.Cell, opt Options, labs *cellLabs, finished func(*results.Run, results.Rows, int), starting func(int)) error {
 	cfg := cell.Config
 	seed := uint64(1)
 	if len(cell.Runs) > 0 {
 		seed = cell.Runs[0].Seed
 	}
-	var st *lab.State
-	if opt.ReuseLab != "" {
-		if st, err = reuseLab(ctx, opt, cfg, seed); err != nil {
-			return err
-		}
-	} else {
-		st, err = opt.Store.Up(ctx, opt.LabName, cfg.Topo(), lab.UpOptions{
-			TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed),
-		})
-		if err != nil {
-			return fmt.Errorf("build lab: %w", err)
-		}
-		defer func() {
-			if derr := opt.Store.Down(opt.LabName); derr != nil {
-				err = errors.Join(err, fmt.Errorf("take lab down: %w", derr))
-			}
-		}()
+	st, err := labs.forCell(ctx, cfg, seed)
+	if err != nil {
+		return err
 	}
 	paths := newPathMap(cfg, seed)
 	for ri, run := range cell.Runs {

@@ -9,13 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/testlab"
+	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/workload"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // fakeAgents delivers every message a fixed time after it is sent, and
@@ -236,5 +240,96 @@ workload: {kind: permutation, size: 64KiB}
 `)
 	if _, _, err := Run(context.Background(), other, opt); err == nil || !strings.Contains(err.Error(), "cannot run this scenario") {
 		t.Errorf("a scenario with another MTU on the lab: err = %v, want a refusal", err)
+	}
+}
+
+// TestCellsShareOneLab: the cells of a matrix on one fabric run on one
+// lab, built once and reprogrammed in place between cells, and a cell
+// starts from a clean data plane although the cell before left a failed
+// link, corruption and a degraded rate behind. (switchd's
+// TestReconfigureStartsClean compares the whole data plane with a fresh
+// install.)
+func TestCellsShareOneLab(t *testing.T) {
+	testlab.RequireRoot(t)
+	sc := loadScenario(t, `
+name: zz-test
+topology: topologies/fattree-k4.yaml
+workload: {kind: permutation, size: 64KiB}
+timeout: 10s
+compare:
+  policy: [ecmp, ofan]
+`)
+	type cellStart struct {
+		created time.Time
+		reused  bool
+		policy  string
+		dirtyOK bool // every port up, no corruption, its rate, counters, queues, qdisc drops and backlog zero
+	}
+	var starts []cellStart
+	opt := Options{
+		Store:       &lab.Store{Dir: t.TempDir(), Prefix: testlab.Prefix(t)},
+		ResultsRoot: t.TempDir(),
+		Agents: func(ctx context.Context, st *lab.State, store *lab.Store, cfg *scenario.Config, run *scenario.Run) (Agents, error) {
+			ctl := store.Control(st)
+			stats, err := ctl.Stats()
+			if err != nil {
+				return nil, err
+			}
+			clean := true
+			for _, p := range stats {
+				sw, err := switchd.OpenSwitch(st.Topology, st.PinRoot, p.Switch)
+				if err != nil {
+					return nil, err
+				}
+				pc, err := sw.Port(p.Port)
+				sw.Close()
+				if err != nil {
+					return nil, err
+				}
+				if !pc.Up || pc.CorruptProb != 0 || p.Counters != (bpf.PortCounters{}) || p.Queue.Packets != 0 ||
+					pc.RateBps != p.Params.RateBps || p.Qdisc == nil || !p.Qdisc.Installed || p.Qdisc.Drops != 0 || p.Qdisc.BacklogPkts != 0 {
+					clean = false
+				}
+			}
+			starts = append(starts, cellStart{st.Created, st.DataPlaneReused, st.DataPlane.EdgePolicy, clean})
+			// Leave the lab dirty for the next cell: packets through every
+			// queue, then faults.
+			if _, err := fabric.PingAll(ctx, st.Topology, store.Namer(st.Name)); err != nil {
+				return nil, err
+			}
+			l := &st.Topology.Links[0]
+			if err := ctl.SetLinkUp(l, false); err != nil {
+				return nil, err
+			}
+			if err := ctl.SetCorruption(l, topology.SideA, 0.5); err != nil {
+				return nil, err
+			}
+			if err := ctl.SetRate(l, topology.SideB, 1_000_000); err != nil {
+				return nil, err
+			}
+			return &fakeAgents{delay: time.Millisecond, events: make(chan AgentEvent, 64), stop: make(chan struct{})}, nil
+		},
+	}
+	_, sum, err := Run(context.Background(), sc, opt)
+	if err != nil || !sum.Complete {
+		t.Fatalf("run: %v, %+v", err, sum)
+	}
+	if len(starts) != 2 {
+		t.Fatalf("%d cells started, want 2", len(starts))
+	}
+	if !starts[1].created.Equal(starts[0].created) || !starts[1].reused {
+		t.Errorf("cell 2 ran on a lab created %v (reused in place: %v), cell 1 on one created %v: want the same lab, reprogrammed in place",
+			starts[1].created, starts[1].reused, starts[0].created)
+	}
+	if starts[0].policy != "ecmp" || starts[1].policy != "ofan" {
+		t.Errorf("cells ran with policies %s, %s; want ecmp, ofan", starts[0].policy, starts[1].policy)
+	}
+	for i, s := range starts {
+		if !s.dirtyOK {
+			t.Errorf("cell %d started with a port down, corrupted, at another rate, or with counters, queues, qdisc drops or backlog left", i+1)
+		}
+	}
+	if left := testlab.Remaining(t, opt.Store.Prefix); len(left) != 0 {
+		t.Errorf("run left %d namespaces", len(left))
 	}
 }

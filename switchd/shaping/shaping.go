@@ -67,10 +67,8 @@ func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 		return errors.New("shaping: rate must be positive")
 	}
 	name := link.Attrs().Name
-	if want := LeafQueueLen(l); link.Attrs().TxQLen != want {
-		if err := h.LinkSetTxQLen(link, want); err != nil {
-			return fmt.Errorf("shaping %s: set txqueuelen: %w", name, err)
-		}
+	if err := setTxQLen(h, link, l); err != nil {
+		return err
 	}
 	idx := link.Attrs().Index
 	q := netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: idx, Handle: rootHandle, Parent: netlink.HANDLE_ROOT})
@@ -91,6 +89,66 @@ func Install(h *netlink.Handle, link netlink.Link, l Link) error {
 		return fmt.Errorf("shaping %s: add htb: %w", name, err)
 	}
 	return writeClasses(h, link, l, h.ClassAdd)
+}
+
+// Renew gives link the tree of l for a new experiment on a port that may
+// be shaped already, st being its root qdisc's statistics (Read, ReadAll).
+// A tree of ours with nothing queued and nothing dropped (what results
+// read of it) is kept, its rates and queue length set where they differ
+// from l's (a degraded-link fault leaves them changed); any other root
+// qdisc is replaced by a new tree. Making a tree anew replaces the root
+// qdisc twice, each a grace period on an up interface, and a k=8 fabric
+// has 768 ports; keeping it costs one class dump.
+func Renew(h *netlink.Handle, link netlink.Link, l Link, st Stats) error {
+	if l.RateBps == 0 {
+		return errors.New("shaping: rate must be positive")
+	}
+	if st.Installed && st.Drops == 0 && st.BacklogPkts == 0 {
+		if err := setTxQLen(h, link, l); err != nil {
+			return err
+		}
+		same, err := classesAre(h, link, l)
+		if err != nil || same {
+			return err
+		}
+		return writeClasses(h, link, l, h.ClassReplace)
+	}
+	if err := Remove(h, link); err != nil {
+		return err
+	}
+	return Install(h, link, l)
+}
+
+// classesAre reports whether the tree's three classes have l's rates and
+// bursts.
+func classesAre(h *netlink.Handle, link netlink.Link, l Link) (bool, error) {
+	cs, err := h.ClassList(link, netlink.HANDLE_NONE)
+	if err != nil {
+		return false, fmt.Errorf("shaping %s: list classes: %w", link.Attrs().Name, err)
+	}
+	want := map[uint32]bool{linkClass: true, highClass: true, dataClass: true}
+	for _, c := range cs {
+		htb, ok := c.(*netlink.HtbClass)
+		if !ok || !want[htb.Handle] {
+			continue
+		}
+		if htb.Rate != l.RateBps/8 || htb.Ceil != l.RateBps/8 {
+			return false, nil
+		}
+		delete(want, htb.Handle)
+	}
+	return len(want) == 0, nil
+}
+
+// setTxQLen gives link the transmit queue length l's leaves need, if it
+// has another.
+func setTxQLen(h *netlink.Handle, link netlink.Link, l Link) error {
+	if want := LeafQueueLen(l); link.Attrs().TxQLen != want {
+		if err := h.LinkSetTxQLen(link, want); err != nil {
+			return fmt.Errorf("shaping %s: set txqueuelen: %w", link.Attrs().Name, err)
+		}
+	}
+	return nil
 }
 
 // SetRate changes the rate of an installed tree in place, as a degraded
@@ -157,17 +215,33 @@ func Read(h *netlink.Handle, link netlink.Link) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("shaping %s: list qdiscs: %w", link.Attrs().Name, err)
 	}
+	return ofRoots(qs)[link.Attrs().Index], nil
+}
+
+// ReadAll returns the counters of every shaped port in the handle's
+// namespace, by ifindex, from one dump. Ports without a tree are absent.
+func ReadAll(h *netlink.Handle) (map[int]Stats, error) {
+	qs, err := h.QdiscList(nil)
+	if err != nil {
+		return nil, fmt.Errorf("shaping: list qdiscs: %w", err)
+	}
+	return ofRoots(qs), nil
+}
+
+// ofRoots picks the HTB roots of a qdisc list, by ifindex.
+func ofRoots(qs []netlink.Qdisc) map[int]Stats {
+	out := map[int]Stats{}
 	for _, q := range qs {
 		a := q.Attrs()
-		if a.Handle != rootHandle || q.Type() != "htb" || a.Statistics == nil {
+		if a.Handle != rootHandle || a.Parent != netlink.HANDLE_ROOT || q.Type() != "htb" || a.Statistics == nil {
 			continue
 		}
 		s := a.Statistics
-		return Stats{
+		out[a.LinkIndex] = Stats{
 			Installed: true, SentBytes: s.Basic.Bytes, SentPackets: s.Basic.Packets,
 			Drops: s.Queue.Drops, Overlimits: s.Queue.Overlimits,
 			BacklogBytes: s.Queue.Backlog, BacklogPkts: s.Queue.Qlen,
-		}, nil
+		}
 	}
-	return Stats{}, nil
+	return out
 }
