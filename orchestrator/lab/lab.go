@@ -25,6 +25,10 @@ type UpOptions struct {
 	TopologyFile string         // recorded for status
 	Workers      int            // parallel build workers; 0 picks a default
 	DataPlane    switchd.Config // what forwards; zero value: the eBPF switch with defaults
+	// Owned makes the lab belong to the calling process (State.Owner), as
+	// a run's lab does: once the process is gone, even killed, the lab is
+	// a leftover that Cleanup removes.
+	Owned bool
 }
 
 // Up builds the fabric of t as lab name. A second Up of a name that exists
@@ -64,6 +68,14 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 		Topology:     t,
 		DataPlane:    dp,
 		PinRoot:      s.pinRoot(name),
+	}
+	if opt.Owned {
+		o, err := Self()
+		if err != nil {
+			_ = s.forget(name)
+			return nil, fmt.Errorf("lab %q: its owner: %w", name, err)
+		}
+		st.Owner = &o
 	}
 	defer func() {
 		if err != nil {
@@ -113,6 +125,8 @@ func (s *Store) existsError(name string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("lab %q: %w (its record is unreadable: %v); run `ftlab cleanup`", name, ErrExists, err)
+	case st.Phase == PhaseUp && st.Owner != nil && !st.Owner.Alive():
+		return fmt.Errorf("lab %q: %w, left by pid %d, which is gone: run `ftlab cleanup`", name, ErrExists, st.Owner.PID)
 	case st.Phase == PhaseUp:
 		return fmt.Errorf("lab %q: %w (up since %s, topology %s); take it down first: ftlab down --name %s",
 			name, ErrExists, st.Created.Local().Format(time.DateTime), st.Topology.Name, name)
@@ -211,15 +225,16 @@ func (s *Store) Get(name string) (*State, error) {
 type CleanupAction struct {
 	Lab        string   `json:"lab"`
 	Removed    bool     `json:"removed"`
-	Namespaces []string `json:"namespaces,omitempty"` // removed namespaces
+	Namespaces []string `json:"namespaces,omitempty"` // the lab's namespaces: removed, or kept with it
 	Reason     string   `json:"reason"`
 }
 
 // Cleanup removes every ftlab leftover: labs whose build or teardown was
-// interrupted (their lock is free but they are not up), records without a
+// interrupted (their lock is free but they are not up), labs that belong
+// to a process that is gone (a killed `ftlab run`'s), records without a
 // readable state, and namespaces with ftlab's prefix that no lab records.
-// Labs that are up are kept unless all is set. Labs a live ftlab process is
-// working on are never touched.
+// Other labs that are up are kept unless all is set. Labs a live ftlab
+// process is working on are never touched.
 func (s *Store) Cleanup(all bool) ([]CleanupAction, error) {
 	var actions []CleanupAction
 	var errs []error
@@ -285,9 +300,16 @@ func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
 	}
 	defer release()
 	st, rerr := s.Read(name)
+	present, _ := nsutil.List(s.NamespacePrefix(name))
+	a.Namespaces = present
 	switch {
 	case rerr != nil:
 		a.Reason = "record unreadable or missing"
+	case st.Phase == PhaseUp && st.Owner != nil && !st.Owner.Alive():
+		a.Reason = fmt.Sprintf("its owner (pid %d) is gone", st.Owner.PID)
+	case st.Phase == PhaseUp && !all && st.Owner != nil:
+		a.Reason = fmt.Sprintf("lab is up, in use by pid %d (use --all to remove it anyway)", st.Owner.PID)
+		return a, nil
 	case st.Phase == PhaseUp && !all:
 		a.Reason = "lab is up (use --all, or ftlab down --name " + name + ")"
 		return a, nil
@@ -300,8 +322,6 @@ func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
 	if st != nil {
 		recorded = st.Namespaces
 	}
-	present, _ := nsutil.List(s.NamespacePrefix(name))
-	a.Namespaces = present
 	if _, err := s.removeLab(name, recorded); err != nil {
 		a.Reason = err.Error()
 		return a, err

@@ -57,6 +57,9 @@ type State struct {
 	DataPlaneReused bool `json:"dataplane_reused,omitempty"`
 	// Failed lists the IDs of links that are down.
 	Failed []int `json:"failed_links,omitempty"`
+	// Owner, if set, is the process the lab belongs to (a run's lab):
+	// once it is gone, Cleanup removes the lab although it is up.
+	Owner *Owner `json:"owner,omitempty"`
 }
 
 // SetupTime is how long the lab took to come up: the fabric and its data

@@ -41,8 +41,10 @@ func (c *cellLabs) forCell(ctx context.Context, cfg *scenario.Config, seed uint6
 			return nil, err
 		}
 	}
+	// The lab is the run's: a run killed before it could take it down
+	// leaves a leftover that ftlab cleanup removes.
 	st, err := c.opt.Store.Up(ctx, c.opt.LabName, cfg.Topo(), lab.UpOptions{
-		TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed),
+		TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed), Owned: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build lab: %w", err)

@@ -340,3 +340,69 @@ func TestValidateReportsEveryError(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledRunIsCleanedUp kills `ftlab run` with SIGKILL in the middle of
+// a cell, its lab up and agents running: the lab belongs to the run, so
+// plain cleanup (no --all) removes it, counting the namespaces it had; a
+// lab some user brought up stays.
+func TestKilledRunIsCleanedUp(t *testing.T) {
+	f := newFtlab(t)
+	f.mustRun("up", "topologies/leafspine-4x2.yaml", "--name", "mine")
+	defer f.run("down", "--name", "mine")
+	dir := t.TempDir()
+	scn := filepath.Join(dir, "long.yaml")
+	// At 2 Mbit/s a permutation of 8 MiB messages takes half a minute: the
+	// kill comes long before the cell ends.
+	if err := os.WriteFile(scn, []byte(`name: long
+topology: {kind: fattree, k: 4, links: {rate: 2Mbit}}
+dataplane: shaped
+workload: {kind: permutation, size: 8MiB}
+timeout: 60s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := f.command("run", scn, "--results", filepath.Join(dir, "results"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(f.runDir, "run", "state.json")
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var st struct{ Phase string }
+		if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &st) == nil && st.Phase == "up" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // agents started, messages on the wire
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	var runNS int
+	for _, ns := range f.remaining() {
+		if strings.HasPrefix(ns, f.prefix+"run-") {
+			runNS++
+		}
+	}
+	if runNS != 36 {
+		t.Fatalf("the killed run left %d of its lab's 36 namespaces: not killed mid-cell", runNS)
+	}
+	out := f.mustRun("cleanup")
+	if !strings.Contains(out, "removed lab run (36 namespaces): its owner") {
+		t.Errorf("cleanup said %q; want the run's lab removed, counting its 36 namespaces", out)
+	}
+	mine, err := topology.Load(filepath.Join(testlab.Root(t), "topologies", "leafspine-4x2.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("kept    lab mine (%d namespaces): lab is up", len(mine.Nodes)); !strings.Contains(out, want) {
+		t.Errorf("cleanup said %q; want %q: the lab brought up by hand kept, with its namespaces counted", out, want)
+	}
+	for _, ns := range f.remaining() {
+		if !strings.HasPrefix(ns, f.prefix+"mine-") {
+			t.Errorf("after cleanup: %s remains", ns)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(state)); !os.IsNotExist(err) {
+		t.Errorf("after cleanup the run's lab directory is still there: %v", err)
+	}
+}

@@ -136,9 +136,10 @@ func (a *app) cleanupCommand() *cobra.Command {
 		Use:   "cleanup",
 		Short: "Remove every ftlab leftover (interrupted labs, stray namespaces)",
 		Long: `cleanup removes what an interrupted or killed ftlab left behind: labs whose build
-or teardown did not finish and namespaces named ftlab-* that no lab records. Labs
-that are up are kept unless --all is given; labs a running ftlab is working on are
-never touched. Nothing without ftlab's prefix is touched.`,
+or teardown did not finish, labs of an ftlab run that is gone (killed), and
+namespaces named ftlab-* that no lab records. Other labs that are up are kept
+unless --all is given; labs a running ftlab is working on are never touched.
+Nothing without ftlab's prefix is touched.`,
 		Args:        cobra.NoArgs,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
