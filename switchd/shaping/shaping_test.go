@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/testlab"
@@ -16,7 +17,7 @@ import (
 	"github.com/ftlab/ftlab/switchd/shaping"
 )
 
-// TestPacketsWait shapes a host's port to 10 Mbit/s, sends a burst much
+// TestPacketsWait shapes a host's port to 4 Mbit/s, sends a burst much
 // faster than that, and checks that the burst queues in the qdisc and
 // arrives no sooner than the link rate allows, with no drop in the qdisc.
 func TestPacketsWait(t *testing.T) {
@@ -33,7 +34,10 @@ func TestPacketsWait(t *testing.T) {
 	host := topo.Hosts()[0]
 	port := topo.Links[host.Ports[0].Link]
 	leaf, _ := topo.Node(port.B.Node)
-	const rate, n, size = 10_000_000, 100, 1000
+	// The burst takes 208 ms to drain at 4 Mbit/s: room for the test
+	// thread to be descheduled between the last send and reading the
+	// qdisc's backlog, and still find packets waiting.
+	const rate, n, size = 4_000_000, 100, 1000
 	l := shaping.Link{RateBps: rate, BufferBytes: 64 << 10, MTU: port.MTU}
 
 	var rx net.PacketConn
@@ -45,6 +49,15 @@ func TestPacketsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rx.Close()
+	// The whole burst may be waiting in the socket before the test reads
+	// it (on a loaded machine the reader runs late): at the default
+	// receive buffer (rmem_default, 208 KiB) 100 datagrams of ~2 KiB of
+	// kernel memory each overflow it, and the kernel drops the last ones
+	// (RcvbufErrors in /proc/net/snmp; seen as "received 92 of 100").
+	// Room for the burst four times over; FORCE passes rmem_max (root).
+	if err := setRcvBuf(rx, 4*n*4096); err != nil {
+		t.Fatal(err)
+	}
 
 	var stats shaping.Stats
 	var sent time.Time
@@ -153,4 +166,19 @@ func TestSetRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setRcvBuf sets c's receive buffer to bytes, past net.core.rmem_max.
+func setRcvBuf(c net.PacketConn, bytes int) error {
+	raw, err := c.(*net.UDPConn).SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bytes)
+	}); err != nil {
+		return err
+	}
+	return serr
 }
