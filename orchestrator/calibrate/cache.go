@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
@@ -106,6 +107,17 @@ func (c *Cache) Put(r *Result) error {
 // value that follows the rate (link rates, the base RTT, parameters
 // written in RTTs) is then the same whatever rate the file says.
 const KeyRate = units.Gbit
+
+// codeOf names the code a run uses for the cache key: its version, and
+// its commit where the build knows it (a "dev" build from another commit
+// is other code; a release installed with `go install ...@v1.2.3` has its
+// module version and no commit).
+func codeOf(o runner.Options) string {
+	if o.Commit == "" || o.Commit == "unknown" {
+		return o.Version
+	}
+	return o.Version + " " + o.Commit
+}
 
 // Key identifies what a calibration is valid for: this machine (CPU,
 // cores, memory, kernel), the ftlab version and the scenario with its

@@ -70,7 +70,7 @@ func ForRun(ctx context.Context, path string, r RunRate, opt Options, log io.Wri
 	}
 	key, err := Key(func(rate uint64) (*scenario.Scenario, error) {
 		return scenario.LoadWith(path, scenario.Options{Rate: rate})
-	}, opt.Runner.Version)
+	}, codeOf(opt.Runner))
 	if err != nil {
 		return nil, err
 	}

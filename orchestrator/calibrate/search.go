@@ -130,7 +130,7 @@ func Search(ctx context.Context, load Loader, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := Key(load, opt.Runner.Version)
+	key, err := Key(load, codeOf(opt.Runner))
 	if err != nil {
 		return nil, err
 	}

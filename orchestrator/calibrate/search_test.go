@@ -272,3 +272,23 @@ func TestSearchAimsByLoad(t *testing.T) {
 	}
 	t.Logf("aimed: %v; doubling: %v", *tried, *blindTried)
 }
+
+// TestCodeOf: the cache key names the code: a dev build by its commit, a
+// release by its version.
+func TestCodeOf(t *testing.T) {
+	for _, c := range []struct {
+		o    runner.Options
+		want string
+	}{
+		{runner.Options{Version: "v1.2.3", Commit: "unknown"}, "v1.2.3"},
+		{runner.Options{Version: "v1.2.3"}, "v1.2.3"},
+		{runner.Options{Version: "dev", Commit: "abc123"}, "dev abc123"},
+	} {
+		if got := codeOf(c.o); got != c.want {
+			t.Errorf("codeOf(%+v) = %q, want %q", c.o, got, c.want)
+		}
+	}
+	if codeOf(runner.Options{Version: "dev", Commit: "a"}) == codeOf(runner.Options{Version: "dev", Commit: "b"}) {
+		t.Error("dev builds of two commits share a cache key")
+	}
+}

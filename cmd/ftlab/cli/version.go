@@ -23,20 +23,33 @@ type BuildInfo struct {
 	Go       string `json:"go"`
 }
 
-// Build returns the version, commit and toolchain of this binary.
+// Build returns the version, commit and toolchain of this binary: the
+// version the build stamped (the Makefile's git describe), else the module
+// version the Go toolchain records (`go install .../cmd/ftlab@v1.2.3`),
+// else "dev". It names the code in run.json and keys the calibration
+// cache, so a binary of another release never reuses a calibration.
 func Build() BuildInfo {
-	b := BuildInfo{Version: Version, Commit: "unknown", Go: runtime.Version()}
-	if Commit != "" {
-		b.Commit = Commit
+	info, _ := debug.ReadBuildInfo()
+	return buildInfo(Version, Commit, info)
+}
+
+func buildInfo(version, commit string, info *debug.BuildInfo) BuildInfo {
+	b := BuildInfo{Version: version, Commit: "unknown", Go: runtime.Version()}
+	if commit != "" {
+		b.Commit = commit
 	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				b.Commit = s.Value
-			case "vcs.modified":
-				b.Modified = s.Value == "true"
-			}
+	if info == nil {
+		return b
+	}
+	if v := info.Main.Version; b.Version == "dev" && v != "" && v != "(devel)" {
+		b.Version = v
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
 		}
 	}
 	return b
