@@ -17,7 +17,7 @@ BPF_STRIP     ?= llvm-strip-19
 BPF_MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
 BPF_CFLAGS    ?= -O2 -g -Wall -Werror -mcpu=v3 $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
 
-.PHONY: all build test test-unit test-labs bench generate demo lab-demo clean check
+.PHONY: all build test test-unit test-labs bench generate demo lab-demo clean check soak
 
 all: build
 
@@ -77,6 +77,14 @@ lab-demo: build
 	  ./$(BIN) pingall -n $(DEMO_LAB) && \
 	  ./$(BIN) stats -n $(DEMO_LAB); } || { ./$(BIN) down -n $(DEMO_LAB); exit 1; }
 	./$(BIN) down -n $(DEMO_LAB)
+
+# Leaks (root): the demo scenario SOAK_RUNS times back to back in one
+# process at a fixed rate (no calibration), sampling namespaces, mounts,
+# run-directory files, file descriptors, goroutines, children and the Go
+# heap after every run; fails if anything grew.
+SOAK_RUNS ?= 30
+soak: build
+	./$(BIN) bench soak scenarios/demo.yaml --runs $(SOAK_RUNS)
 
 clean:
 	rm -rf bin

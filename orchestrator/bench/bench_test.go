@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,6 +104,73 @@ func TestAgentQuick(t *testing.T) {
 			if strings.HasPrefix(ns, s.prefix) {
 				t.Errorf("left behind: %s", ns)
 			}
+		}
+	}
+}
+
+// TestSoakShort: three runs of a small scenario back to back leave no
+// namespace, mount, run-directory file, descriptor, goroutine or child
+// behind, and the heap flat.
+func TestSoakShort(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces")
+	}
+	scn := filepath.Join(t.TempDir(), "soak.yaml")
+	if err := os.WriteFile(scn, []byte(`name: soak
+topology: {kind: leafspine, leaves: 2, spines: 2, hosts_per_leaf: 2}
+dataplane: shaped
+workload: {kind: permutation, size: 64KiB}
+timeout: 20s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Soak(context.Background(), SoakOptions{Scenario: scn, Runs: 3, Rate: 20_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Samples) != 4 {
+		t.Fatalf("%d samples, want the baseline and 3 runs", len(rep.Samples))
+	}
+	for _, s := range rep.Samples[1:] {
+		if s.Status != "complete" {
+			t.Errorf("run %d: %s", s.Run, s.Status)
+		}
+	}
+	if len(rep.Leaks) != 0 {
+		var md bytes.Buffer
+		_ = rep.Markdown(&md)
+		t.Errorf("the soak found leaks: %v\n%s", rep.Leaks, md.String())
+	}
+	if left, _ := Leftovers(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestSoakJudge: what counts as a leak.
+func TestSoakJudge(t *testing.T) {
+	base := SoakSample{FDs: 10, Goroutines: 4, HeapAlloc: 1 << 20}
+	after := func(run int, f func(*SoakSample)) SoakSample {
+		s := base
+		s.Run, s.FDs, s.HeapAlloc = run, 12, 2<<20 // the first run fills caches
+		f(&s)
+		return s
+	}
+	same := func(*SoakSample) {}
+	for _, c := range []struct {
+		name  string
+		last  func(*SoakSample)
+		leaks int
+	}{
+		{"flat", same, 0},
+		{"a namespace left", func(s *SoakSample) { s.Namespaces = 1 }, 1},
+		{"a mount left", func(s *SoakSample) { s.Mounts = 2 }, 1},
+		{"a descriptor more than after run 1", func(s *SoakSample) { s.FDs = 13 }, 1},
+		{"heap within noise", func(s *SoakSample) { s.HeapAlloc = 6 << 20 }, 0},
+		{"heap beyond noise", func(s *SoakSample) { s.HeapAlloc = 20 << 20 }, 1},
+	} {
+		r := &SoakReport{Samples: []SoakSample{base, after(1, same), after(2, c.last)}}
+		if got := r.judge(); len(got) != c.leaks {
+			t.Errorf("%s: leaks %v, want %d", c.name, got, c.leaks)
 		}
 	}
 }

@@ -110,7 +110,7 @@ be run on a real kernel.`,
 	)
 	for _, c := range root.Commands() {
 		if c.Name() == "bench" {
-			c.AddCommand(a.calibrateCommand())
+			c.AddCommand(a.calibrateCommand(), a.soakCommand())
 		}
 	}
 	return root
