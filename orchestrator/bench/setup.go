@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/ftlab/ftlab/internal/nsutil"
 	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/orchestrator/fabric"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -19,11 +19,7 @@ const setupLab = "bench"
 // settle waits until the kernel has destroyed every namespace deleted so
 // far (nsutil.Drain), so that one measurement does not pay for the last.
 func settle(ctx context.Context) error {
-	d, err := nsutil.NewDrain()
-	if err != nil {
-		return err
-	}
-	_, _, err = d.Wait(ctx, lab.CleanupTimeout)
+	_, _, err := fabric.Settle(ctx, lab.CleanupTimeout)
 	return err
 }
 
@@ -40,15 +36,12 @@ type setupSample struct {
 // down with the kernel's cleanup of the namespaces. It goes through
 // lab.Store, exactly as the CLI does.
 func Setup(ctx context.Context, opt Options) (*Section, error) {
-	ks, reps := opt.K, 3
+	ks, reps := opt.K, opt.repetitions()
 	if len(ks) == 0 {
 		ks = []int{8}
 	}
-	if opt.Quick {
-		if len(opt.K) == 0 {
-			ks = []int{4}
-		}
-		reps = 1
+	if opt.Quick && len(opt.K) == 0 {
+		ks = []int{4}
 	}
 	sec := &Section{Name: "setup", Method: fmt.Sprintf(
 		"Seconds of `ftlab up` (fabric and eBPF data plane, through lab.Store as the CLI does) and `ftlab down` of a k-ary fat tree, "+

@@ -30,7 +30,7 @@ type Cleanup struct {
 }
 
 // RemoveWait is Remove, then a wait of at most timeout for the kernel to
-// destroy the namespaces (nsutil.Drain). The kernel does that in the
+// destroy the namespaces (nsutil.Drain, twice: see below). The kernel does that in the
 // background while holding locks a new build needs, so a build right after
 // a Remove would pay for it; after RemoveWait it does not. If the probe
 // cannot be made, it removes without waiting.
@@ -40,6 +40,24 @@ func RemoveWait(ctx context.Context, namespaces []string, timeout time.Duration)
 	if derr != nil {
 		return Cleanup{}, errors.Join(err, derr)
 	}
-	wait, done, werr := d.Wait(ctx, timeout)
-	return Cleanup{Wait: wait, Done: done}, errors.Join(err, werr)
+	start := time.Now()
+	_, done, werr := d.Wait(ctx, timeout)
+	if done && werr == nil {
+		// The probe's interfaces go early in its batch's cleanup; the
+		// batch goes on (every subsystem's exit, most under RTNL). A
+		// second probe, released now, is cleaned in the next batch,
+		// after all of that.
+		_, done, werr = Settle(ctx, timeout-time.Since(start))
+	}
+	return Cleanup{Wait: time.Since(start), Done: done}, errors.Join(err, werr)
+}
+
+// Settle waits (at most timeout) until the kernel has finished destroying
+// every namespace deleted before it was called.
+func Settle(ctx context.Context, timeout time.Duration) (time.Duration, bool, error) {
+	d, err := nsutil.NewDrain()
+	if err != nil {
+		return 0, false, err
+	}
+	return d.Wait(ctx, timeout)
 }
