@@ -40,9 +40,9 @@ func (s *Store) SetLink(ctx context.Context, name, a, b string, up bool) (string
 	if st.Phase != PhaseUp {
 		return "", fmt.Errorf("lab %q is %s, not up", name, st.Phase)
 	}
-	l, _, ok := st.Topology.LinkBetween(a, b)
-	if !ok {
-		return "", fmt.Errorf("lab %q has no link between %q and %q", name, a, b)
+	l, err := LinkBetween(st.Topology, a, b)
+	if err != nil {
+		return "", fmt.Errorf("lab %q: %w", name, err)
 	}
 	previous := switchd.FailedSet(st.Failed)
 	if previous[l.ID] == !up {
@@ -125,6 +125,7 @@ func (s *Store) Reprogram(ctx context.Context, name string, dp switchd.Config, l
 	t0 := time.Now()
 	old := s.Control(st)
 	st.DataPlane = dp
+	st.Impairments = nil // the new data plane runs the topology's links
 	if links != nil {
 		// The link parameters are the data plane's to set (HTB rates,
 		// the link model); the namespaces and veths stay as they are.

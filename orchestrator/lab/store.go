@@ -60,6 +60,9 @@ type State struct {
 	// Owner, if set, is the process the lab belongs to (a run's lab):
 	// once it is gone, Cleanup removes the lab although it is up.
 	Owner *Owner `json:"owner,omitempty"`
+	// Impairments are the link changes `ftlab link set` made, in link
+	// order (impair.go); reinstalling the data plane clears them.
+	Impairments []Impairment `json:"impairments,omitempty"`
 }
 
 // SetupTime is how long the lab took to come up: the fabric and its data
@@ -158,17 +161,26 @@ var ErrBusy = errors.New("lab is busy")
 // when the holder exits, also on kill -9, which is how cleanup tells an
 // abandoned lab from one that is being worked on.
 func (s *Store) lock(name string) (release func(), err error) {
-	path := filepath.Join(s.labDir(name), "lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	release, err = flock(filepath.Join(s.labDir(name), "lock"))
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, fmt.Errorf("lab %q: %w: another ftlab process is working on it", name, ErrBusy)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock lab %q: %w", name, err)
 	}
+	return release, nil
+}
+
+// flock takes the exclusive lock of a lock file without waiting;
+// unix.EWOULDBLOCK says another process holds it.
+func flock(path string) (release func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("lab %q: %w: another ftlab process is working on it", name, ErrBusy)
-		}
-		return nil, fmt.Errorf("lock lab %q: %w", name, err)
+		return nil, err
 	}
 	return func() { f.Close() }, nil
 }

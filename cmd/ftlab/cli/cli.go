@@ -113,6 +113,7 @@ be run on a real kernel.`,
 			c.AddCommand(a.calibrateCommand(), a.soakCommand())
 		}
 	}
+	a.registerCompletions(root)
 	return root
 }
 

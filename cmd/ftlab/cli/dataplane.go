@@ -10,6 +10,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fabric"
+	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -66,8 +67,9 @@ pair failed.`,
 func (a *app) linkCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "link",
-		Short: "Fail or repair a link",
+		Short: "Fail, repair, impair or list links",
 	}
+	cmd.AddCommand(a.linkSetCommand(), a.linkShowCommand())
 	for _, up := range []bool{false, true} {
 		var name string
 		verb := map[bool]string{false: "down", true: "up"}[up]
@@ -77,8 +79,9 @@ func (a *app) linkCommand() *cobra.Command {
 			Long: `The link changes at once in the data plane (in the eBPF switch its ports drop
 everything, counted as link-down); after the lab's convergence delay every switch
 reconverges to routes that avoid the link, or use it again.`,
-			Args:        cobra.ExactArgs(2),
-			Annotations: rootOnly(),
+			Args:              cobra.ExactArgs(2),
+			Annotations:       rootOnly(),
+			ValidArgsFunction: a.completeLinkEnds(&name),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				start := time.Now()
 				l, err := a.store.SetLink(cmd.Context(), name, args[0], args[1], up)
@@ -127,9 +130,10 @@ that carried or dropped traffic.`,
 			totals := switchd.TotalByDirection(ports)
 			if asJSON {
 				return a.printJSON(struct {
-					Directions []switchd.DirectionTotals `json:"directions"`
-					Ports      []switchd.PortStats       `json:"ports"`
-				}{totals, ports})
+					Directions  []switchd.DirectionTotals `json:"directions"`
+					Ports       []switchd.PortStats       `json:"ports"`
+					Impairments []lab.Impairment          `json:"impairments"`
+				}{totals, ports, impairmentsOf(st)})
 			}
 			w := newTable(a.stdout)
 			fmt.Fprintln(w, "DIRECTION\tPORTS\tTX PKTS\tTX BYTES\tDROPS\tCE\tTRIMMED\tMAX QUEUE\tMEAN QUEUE")
@@ -138,6 +142,9 @@ that carried or dropped traffic.`,
 					units.FormatSize(t.TxBytes), t.Drops, t.CEMarked, t.Trimmed, units.FormatSize(t.MaxBacklog), t.MeanQueue)
 			}
 			if err := w.Flush(); err != nil {
+				return err
+			}
+			if err := a.printImpairments(st.Impairments); err != nil {
 				return err
 			}
 			if !all {

@@ -23,8 +23,9 @@ func (a *app) execCommand() *cobra.Command {
 Without a command it starts $SHELL (or /bin/sh). The command replaces ftlab, so
 its exit status, signals and terminal are the command's own. Arguments are
 passed as they are, never through a shell.`,
-		Args:        cobra.MinimumNArgs(1),
-		Annotations: rootOnly(),
+		Args:              cobra.MinimumNArgs(1),
+		Annotations:       rootOnly(),
+		ValidArgsFunction: a.completeNodes(&name, false, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := a.store.Get(name)
 			if err != nil {
