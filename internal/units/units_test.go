@@ -171,3 +171,15 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+func TestApprox(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{ApproxRate(89722925), "89.7Mbit"}, {ApproxRate(100e6), "100Mbit"}, {ApproxRate(1.5e9), "1.5Gbit"},
+		{ApproxRate(999), "999bit"}, {ApproxRate(0), "0bit"},
+		{ApproxSize(4434482), "4.23MiB"}, {ApproxSize(65536), "64KiB"}, {ApproxSize(1000), "1000B"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	r.Duration = time.Since(start)
 	hostPorts, err := m.ports(ctl, r)
 	loopErr = errors.Join(loopErr, err)
+	// Links `ftlab link set` slowed run at their new rate.
+	st.ApplyRates(r.Ports)
+	st.ApplyRates(hostPorts)
 	for len(faults) > 0 {
 		r.Faults = append(r.Faults, <-faults)
 	}

@@ -145,6 +145,13 @@ func runCell(ctx context.Context, cell *scenario.Cell, opt Options, labs *cellLa
 	if len(cell.Runs) > 0 {
 		seed = cell.Runs[0].Seed
 	}
+	if opt.ReuseLab != "" { // no ftlab send on the lab's hosts meanwhile
+		release, err := opt.Store.LockTraffic(opt.ReuseLab)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	st, err := labs.forCell(ctx, cfg, seed)
 	if err != nil {
 		return err

@@ -274,12 +274,8 @@ func (l *loader) blocks(cfg *Config, nodes map[string]*yaml.Node, used map[strin
 // checkWindow checks that PFLD's receiver bitmap can track a full window
 // of packets: packets beyond it could neither be placed nor NACKed.
 func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *yamldoc.Walker, pr *yamldoc.Problems) {
-	if cfg.PFLD == nil || cfg.fabric == nil {
-		return
-	}
-	payload := uint64(cfg.fabric.MTU + ethernetHeader - int(cfg.Host.Header))
-	packets := (cfg.Host.Window + payload - 1) / payload
-	if packets <= uint64(cfg.PFLD.BitmapBits) {
+	msg := windowProblem(cfg)
+	if msg == "" {
 		return
 	}
 	at, field := w.Pos(), "host.window"
@@ -288,7 +284,21 @@ func (l *loader) checkWindow(cfg *Config, nodes map[string]*yaml.Node, w *yamldo
 	} else if k, _ := mappingEntry(nodes["pfld"], "bitmap_bits"); k != nil {
 		at, field = yamldoc.PosOf(k), "pfld.bitmap_bits"
 	}
-	pr.Add(at, field, "a window of %s is %d packets of %d bytes, more than the %d PSNs pfld.bitmap_bits tracks; lower host.window or raise pfld.bitmap_bits",
+	pr.Add(at, field, "%s", msg)
+}
+
+// windowProblem says why PFLD's receiver bitmap cannot track a full
+// window of the cell's packets, "" if it can.
+func windowProblem(cfg *Config) string {
+	if cfg.PFLD == nil || cfg.fabric == nil {
+		return ""
+	}
+	payload := uint64(cfg.fabric.MTU + ethernetHeader - int(cfg.Host.Header))
+	packets := (cfg.Host.Window + payload - 1) / payload
+	if packets <= uint64(cfg.PFLD.BitmapBits) {
+		return ""
+	}
+	return fmt.Sprintf("a window of %s is %d packets of %d bytes, more than the %d PSNs pfld.bitmap_bits tracks; lower host.window or raise pfld.bitmap_bits",
 		units.FormatSize(cfg.Host.Window), packets, payload, cfg.PFLD.BitmapBits)
 }
 
