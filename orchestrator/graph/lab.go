@@ -20,16 +20,7 @@ func FromLab(ctx context.Context, store *lab.Store, st *lab.State) (*Graph, erro
 	t := st.Topology
 	g := FromTopology(t)
 	g.Title = fmt.Sprintf("lab %s: %s", st.Name, t)
-	live := fabric.Inspect(ctx, t, store.Namer(st.Name), 0)
-	down := map[string]bool{}
-	for _, l := range t.Links {
-		for _, ep := range []topology.Endpoint{l.A, l.B} {
-			if i, ok := live[ep.Node].Interfaces[ep.Ifname]; !ok || !i.Up() {
-				down[l.Name] = true
-			}
-		}
-	}
-	g.SetState(switchd.FailedSet(st.Failed), down)
+	g.SetState(switchd.FailedSet(st.Failed), InterfacesDown(ctx, store, st))
 	if st.DataPlane.DataPlane != switchd.DataPlaneBPF {
 		return g, nil
 	}
@@ -39,6 +30,21 @@ func FromLab(ctx context.Context, store *lab.Store, st *lab.State) (*Graph, erro
 	}
 	g.SetCounters(t, stats)
 	return g, nil
+}
+
+// InterfacesDown names the links of a lab with an interface down or
+// missing, as the kernel says now (every namespace is asked).
+func InterfacesDown(ctx context.Context, store *lab.Store, st *lab.State) map[string]bool {
+	live := fabric.Inspect(ctx, st.Topology, store.Namer(st.Name), 0)
+	down := map[string]bool{}
+	for _, l := range st.Topology.Links {
+		for _, ep := range []topology.Endpoint{l.A, l.B} {
+			if i, ok := live[ep.Node].Interfaces[ep.Ifname]; !ok || !i.Up() {
+				down[l.Name] = true
+			}
+		}
+	}
+	return down
 }
 
 // SetCounters gives every link its counters per direction from the
