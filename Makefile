@@ -17,7 +17,7 @@ BPF_STRIP     ?= llvm-strip-19
 BPF_MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
 BPF_CFLAGS    ?= -O2 -g -Wall -Werror -mcpu=v3 $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
 
-.PHONY: all build test test-unit test-labs bench generate demo lab-demo clean check soak
+.PHONY: all build test test-unit test-labs bench generate docs demo lab-demo clean check soak
 
 all: build
 
@@ -57,6 +57,11 @@ generate: export BPF_STRIP := $(BPF_STRIP)
 generate: export BPF_CFLAGS := $(BPF_CFLAGS)
 generate:
 	$(GO) generate ./...
+
+# Regenerates the CLI reference from the commands: docs/cli/*.md and the
+# man pages under docs/man/ (committed; a test fails when they are stale).
+docs:
+	$(GO) test ./cmd/ftlab/cli -run '^TestDocsCurrent$$' -count=1 -update
 
 # The main job on the shipped default scenario: ECMP vs Ofan switches x
 # RSS vs RSS+PFLD hosts, a permutation under corruption on a k=4 fat tree;

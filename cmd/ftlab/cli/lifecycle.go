@@ -172,31 +172,37 @@ Nothing without ftlab's prefix is touched.`,
 }
 
 func (a *app) listCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:         "list",
 		Short:       "List labs",
 		Args:        cobra.NoArgs,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := a.store.List()
+			labs, err := a.store.Summaries()
 			if err != nil {
 				return err
 			}
-			if len(names) == 0 {
+			if asJSON {
+				return a.printJSON(labs)
+			}
+			if len(labs) == 0 {
 				fmt.Fprintln(a.stdout, "no labs")
 				return nil
 			}
 			w := newTable(a.stdout)
-			fmt.Fprintln(w, "LAB\tPHASE\tTOPOLOGY\tCREATED")
-			for _, n := range names {
-				st, err := a.store.Read(n)
-				if err != nil {
-					fmt.Fprintf(w, "%s\tunreadable\t-\t-\n", n)
+			fmt.Fprintln(w, "LAB\tPHASE\tTOPOLOGY\tDATAPLANE\tCREATED\tFAILED\tIMPAIRED")
+			for _, l := range labs {
+				if l.Error != "" {
+					fmt.Fprintf(w, "%s\tunreadable\t-\t-\t-\t-\t-\n", l.Name)
 					continue
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n, st.Phase, st.Topology, st.Created.Local().Format(time.DateTime))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, l.Phase, l.Topology, l.DataPlane,
+					l.Created.Local().Format(time.DateTime), len(l.FailedLinks), l.Impairments)
 			}
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }

@@ -56,17 +56,24 @@ func buildInfo(version, commit string, info *debug.BuildInfo) BuildInfo {
 }
 
 func (a *app) versionCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print ftlab's version and commit",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := Build()
+			if asJSON {
+				return a.printJSON(b)
+			}
 			dirty := ""
 			if b.Modified {
 				dirty = " (modified)"
 			}
 			fmt.Fprintf(a.stdout, "ftlab %s commit %s%s %s\n", b.Version, b.Commit, dirty, b.Go)
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }
