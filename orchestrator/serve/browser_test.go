@@ -21,6 +21,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/serve"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -103,7 +104,7 @@ func start(t *testing.T, opt serve.Options) string {
 }
 
 // TestLivePage loads a real lab's page in Chromium: every node is drawn,
-// a link failed with ftlab link down's call turns failed on the page
+// the links a transfer crosses show its load, a link failed with ftlab link down's call turns failed on the page
 // within 2 s, the page itself can repair it (control on), and requests
 // from elsewhere cannot.
 func TestLivePage(t *testing.T) {
@@ -140,6 +141,25 @@ func TestLivePage(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("nodes not on the page: %v", missing)
+	}
+
+	// A transfer loads the links on its path: the page colours them.
+	sent := make(chan error, 1)
+	go func() {
+		_, err := runner.Send(context.Background(), runner.SendOptions{Store: store, Lab: "live", Agents: runner.InProcessAgents,
+			Src: "h0-0-0", Dst: "h1-0-0", Bytes: 8 << 20, Count: 1, Transport: "ecmp", Params: []string{"host.window=48KiB"}, Timeout: time.Minute})
+		sent <- err
+	}()
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err := chromedp.Run(lctx, chromedp.Poll[bool](`[...document.querySelectorAll("#graph line.link")].some(l => Number(l.dataset.utilization) > 0.3) &&
+		!!document.querySelector('#links tr[data-link="h0-0-0~e0-0"]')`))
+	cancel()
+	if err != nil {
+		t.Errorf("no link of the transfer's path shows load on the page: %v", err)
+	}
+	screenshot(t, ctx, "load.png")
+	if err := <-sent; err != nil {
+		t.Fatal(err)
 	}
 
 	link, err := store.SetLink(context.Background(), "live", "a0-0", "c0-0", false)
