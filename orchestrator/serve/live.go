@@ -76,8 +76,8 @@ type live struct {
 	changed chan struct{} // closed and replaced at every new snapshot
 	prev    map[string][2]uint64
 	prevAt  time.Time
-	downAt  time.Time // last time the kernel's link states were read
-	down    map[string]bool
+	downAt  time.Time       // last time the kernel's link states were read
+	down    map[string]bool // links with an interface down; written under mu
 }
 
 // inspectEvery is how often the kernel's interface states are read (a
@@ -91,6 +91,7 @@ func newLive(store *lab.Store, st *lab.State, interval time.Duration) *live {
 
 // run reads the lab until ctx ends.
 func (l *live) run(ctx context.Context) {
+	go l.watchState(ctx)
 	t := time.NewTicker(l.interval)
 	defer t.Stop()
 	for {
@@ -138,11 +139,13 @@ func (l *live) read(ctx context.Context) *Snapshot {
 		return s
 	}
 	if now.Sub(l.downAt) >= inspectEvery {
-		l.down = graph.InterfacesDown(ctx, l.store, st)
+		down := graph.InterfacesDown(ctx, l.store, st)
+		l.mu.Lock()
+		l.down = down // restate reads it
+		l.mu.Unlock()
 		l.downAt = now
 	}
 	g := graph.FromTopology(st.Topology)
-	g.SetState(switchd.FailedSet(st.Failed), l.down)
 	var ports []switchd.PortStats
 	if st.DataPlane.DataPlane == switchd.DataPlaneBPF {
 		if ports, err = l.store.Control(st).Stats(); err != nil {
@@ -151,7 +154,13 @@ func (l *live) read(ctx context.Context) *Snapshot {
 			g.SetCounters(st.Topology, ports)
 			s.Counters = true
 		}
+		// Reading every port takes a while: take the record as it is
+		// now, so a link that failed meanwhile is not shown up again.
+		if fresh, err := l.store.Get(l.name); err == nil && fresh.Phase == lab.PhaseUp {
+			st = fresh
+		}
 	}
+	g.SetState(switchd.FailedSet(st.Failed), l.down)
 	if st.Impairments != nil {
 		s.Impairments = st.Impairments
 	}
@@ -189,6 +198,63 @@ func (l *live) read(ctx context.Context) *Snapshot {
 	}
 	l.prev, l.prevAt = next, now
 	return s
+}
+
+// stateEvery is how often the lab's record is read between readings of
+// the counters: a link failed or impaired shows on the page at once,
+// however long reading every port takes.
+const stateEvery = 100 * time.Millisecond
+
+// watchState publishes the newest snapshot again, with the links' states
+// and impairments as the lab's record has them, whenever the record says
+// something else than the snapshot.
+func (l *live) watchState(ctx context.Context) {
+	t := time.NewTicker(stateEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := l.store.Get(l.name)
+		if err != nil || st.Phase != lab.PhaseUp {
+			continue // the next reading of the counters says so
+		}
+		snap, _ := l.latest()
+		if snap == nil || snap.Error != "" || stateKey(snap.Failed, snap.Impairments) == stateKey(lab.FailedLinks(st), st.Impairments) {
+			continue
+		}
+		l.publish(l.restate(snap, st))
+	}
+}
+
+func stateKey(failed []string, ims []lab.Impairment) string {
+	return fmt.Sprint(failed, ims)
+}
+
+// restate is snap with the links' states, rates and impairments of st.
+func (l *live) restate(snap *Snapshot, st *lab.State) *Snapshot {
+	s := *snap
+	s.Time = time.Now().UTC()
+	s.Failed = append([]string{}, lab.FailedLinks(st)...)
+	s.Impairments = []lab.Impairment{}
+	if st.Impairments != nil {
+		s.Impairments = st.Impairments
+	}
+	g := graph.FromTopology(st.Topology)
+	l.mu.Lock()
+	g.SetState(switchd.FailedSet(st.Failed), l.down)
+	l.mu.Unlock()
+	s.Links = make([]LinkLoad, len(snap.Links))
+	for i, ll := range snap.Links {
+		tl := &st.Topology.Links[i]
+		ll.State = g.Links[i].State
+		ll.Up.RateBps = st.EffectiveParams(tl, topology.SideA).RateBps
+		ll.Down.RateBps = st.EffectiveParams(tl, topology.SideB).RateBps
+		s.Links[i] = ll
+	}
+	return &s
 }
 
 type portKey struct{ node, link string }
