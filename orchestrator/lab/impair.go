@@ -378,3 +378,14 @@ func (st *State) ApplyRates(ports []switchd.PortStats) {
 		ports[i].Params.RateBps = st.EffectiveParams(l, side).RateBps
 	}
 }
+
+// Dropped is how many packets the impairment's drops took, as the
+// receiving switch port counted them (corrupt) in ports.
+func (im Impairment) Dropped(ports []switchd.PortStats) uint64 {
+	for _, p := range ports {
+		if p.Switch == im.To && p.Link == im.Link {
+			return p.Counters.DropCorrupt
+		}
+	}
+	return 0
+}

@@ -178,6 +178,9 @@ func TestSetImpairment(t *testing.T) {
 	}
 	// pingall sends 15 requests from h0-0-0 and retries the missing: with
 	// half of them dropped, some are.
+	if got := st.Impairments[0].Dropped(ports); got != corrupt {
+		t.Errorf("the impairment of %s dropped %d, the port counted %d", st.Impairments[0].Link, got, corrupt)
+	}
 	if corrupt == 0 || elsewhere != 0 {
 		t.Errorf("corrupt drops: %d at e0-0 from h0-0-0, %d elsewhere; want some, and none elsewhere", corrupt, elsewhere)
 	}

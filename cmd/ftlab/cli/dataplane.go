@@ -144,7 +144,7 @@ that carried or dropped traffic.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if err := a.printImpairments(st.Impairments); err != nil {
+			if err := a.printImpairments(st.Impairments, ports); err != nil {
 				return err
 			}
 			if !all {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/switchd"
 )
 
 // linkSetFlags are ftlab link set's flags.
@@ -186,16 +187,21 @@ func impairedText(d lab.DirectionView) string {
 	return strings.Join(parts, ", ")
 }
 
-// printImpairments lists a lab's impairments under ftlab stats.
-func (a *app) printImpairments(ims []lab.Impairment) error {
+// printImpairments lists a lab's impairments under ftlab stats, with the
+// packets each one's drops took.
+func (a *app) printImpairments(ims []lab.Impairment, ports []switchd.PortStats) error {
 	if len(ims) == 0 {
 		return nil
 	}
 	fmt.Fprintln(a.stdout, "\nIMPAIRMENTS (ftlab link set)")
 	w := newTable(a.stdout)
-	fmt.Fprintln(w, "LINK\tDIR\tFROM\tTO\tCHANGE")
+	fmt.Fprintln(w, "LINK\tDIR\tFROM\tTO\tCHANGE\tDROPPED")
 	for _, im := range ims {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", im.Link, im.Direction, im.From, im.To, im.Describe())
+		dropped := "-"
+		if im.Drop > 0 {
+			dropped = fmt.Sprint(im.Dropped(ports))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", im.Link, im.Direction, im.From, im.To, im.Describe(), dropped)
 	}
 	return w.Flush()
 }
