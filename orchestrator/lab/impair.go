@@ -268,11 +268,7 @@ func LinkBetween(t *topology.Topology, a, b string) (*topology.Link, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		names := make([]string, len(t.Nodes))
-		for i := range t.Nodes {
-			names[i] = t.Nodes[i].Name
-		}
-		return nil, fmt.Errorf("no node %s (nodes: %s)", strings.Join(quoteAll(unknown), " or "), strings.Join(names, ", "))
+		return nil, unknownNodes(t, unknown)
 	}
 	l, _, ok := t.LinkBetween(a, b)
 	if !ok {
@@ -284,6 +280,23 @@ func LinkBetween(t *topology.Topology, a, b string) (*topology.Link, error) {
 		return nil, fmt.Errorf("no link between %s and %s (%s links to %s)", a, b, a, strings.Join(peers, ", "))
 	}
 	return l, nil
+}
+
+// NodeOf returns node name of t; the error lists the valid names.
+func NodeOf(t *topology.Topology, name string) (*topology.Node, error) {
+	n, ok := t.Node(name)
+	if !ok {
+		return nil, unknownNodes(t, []string{name})
+	}
+	return n, nil
+}
+
+func unknownNodes(t *topology.Topology, unknown []string) error {
+	names := make([]string, len(t.Nodes))
+	for i := range t.Nodes {
+		names[i] = t.Nodes[i].Name
+	}
+	return fmt.Errorf("no node %s (nodes: %s)", strings.Join(quoteAll(unknown), " or "), strings.Join(names, ", "))
 }
 
 func quoteAll(ss []string) []string {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ftlab/ftlab/internal/nsutil"
+	"github.com/ftlab/ftlab/orchestrator/lab"
 )
 
 func (a *app) execCommand() *cobra.Command {
@@ -32,9 +33,8 @@ passed as they are, never through a shell.`,
 				return err
 			}
 			node := args[0]
-			if _, ok := st.Topology.Node(node); !ok {
-				return fmt.Errorf("lab %s has no node %q (hosts are named like %s, switches like %s)",
-					name, node, st.Topology.Hosts()[0].Name, st.Topology.Switches()[0].Name)
+			if _, err := lab.NodeOf(st.Topology, node); err != nil {
+				return fmt.Errorf("lab %s: %w", name, err)
 			}
 			argv := args[1:]
 			if len(argv) == 0 {
