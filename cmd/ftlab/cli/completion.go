@@ -17,11 +17,38 @@ import (
 // build, not one that exists.
 var buildsLab = map[string]bool{"up": true, "run": true, "check": true, "calibrate": true, "bench": true}
 
+// fileArgs are the commands whose arguments are topology or scenario
+// files; dirArgs those whose arguments are results directories.
+var (
+	fileArgs = map[string]bool{"up": true, "run": true, "validate": true, "calibrate": true, "graph": true}
+	dirArgs  = map[string]bool{"report": true, "compare": true, "serve": true}
+)
+
+// completeFiles completes files with one of the extensions, or
+// directories when none is given.
+func completeFiles(exts ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		if len(exts) == 0 {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		}
+		return exts, cobra.ShellCompDirectiveFilterFileExt
+	}
+}
+
 // registerCompletions gives every --name that names an existing lab, and
-// run --lab, the completion of lab names.
+// run --lab, the completion of lab names, and file arguments the files
+// they take.
 func (a *app) registerCompletions(root *cobra.Command) {
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
+		if c.ValidArgsFunction == nil {
+			switch {
+			case fileArgs[c.Name()]:
+				c.ValidArgsFunction = completeFiles("yaml", "yml")
+			case dirArgs[c.Name()]:
+				c.ValidArgsFunction = completeFiles()
+			}
+		}
 		if f := c.Flags().Lookup("name"); f != nil && !buildsLab[c.Name()] {
 			_ = c.RegisterFlagCompletionFunc("name", a.completeLabs)
 		}

@@ -75,6 +75,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"exec", "-n", "k4", "a3"}, []string{"a3-0", "a3-1"}},
 		{[]string{"send", "--transport", "rss"}, []string{"rss", "rss+pfld", "rss+rack"}},
 		{[]string{"send", "-n", "nosuchlab", ""}, nil},
+		{[]string{"up", ""}, []string{"yaml", "yml"}},
 	} {
 		got := complete(t, tt.args...)
 		if diff := cmp.Diff(tt.want, got); diff != "" {

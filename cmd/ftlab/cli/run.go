@@ -154,7 +154,8 @@ func (a *app) reportCommand() *cobra.Command {
 }
 
 func (a *app) compareCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "compare <results-dir> <results-dir>",
 		Short: "Put two runs side by side, cell by cell",
 		Args:  cobra.ExactArgs(2),
@@ -167,8 +168,13 @@ func (a *app) compareCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(report.Compare(args[0], args[1], x, y))
+			}
 			report.WriteCompare(a.stdout, args[0], args[1], x, y)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print both runs' figures, cell by cell, as JSON")
+	return cmd
 }

@@ -32,9 +32,6 @@ origin and a token new on every run).`,
   ftlab serve -n demo --allow-control --addr 127.0.0.1:9000
   ftlab serve results/demo/20261201-093952`,
 		Args: cobra.MaximumNArgs(1),
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return nil, cobra.ShellCompDirectiveFilterDirs
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt := serve.Options{Store: a.store, Lab: name, AllowControl: allowControl, AllowRemote: allowRemote, Interval: interval}
 			what := "lab " + name
