@@ -71,8 +71,10 @@ set impairments included), and sends --count messages of --size from one host to
 another with a transport of the registry. While it runs it prints the rate the
 destination's edge switch passes to it; at the end, every message's flow
 completion time, retransmissions and RTOs, and the fidelity verdict every run
-gets. Every message is verified byte for byte on delivery. Exit status 1 if a
-message was not delivered, 4 if the verdict is FAIL.`,
+gets. Every message is verified byte for byte on delivery. Like a run, it zeroes
+the switches' counters as it starts, so ftlab stats afterwards shows the
+transfer. Exit status 1 if a message was not delivered, 4 if the verdict is
+FAIL.`,
 		Example: `  ftlab send -n demo h0-0-0 h3-1-1 --size 4MiB
   ftlab send -n demo h0-0-0 h3-1-1 --size 1MiB --count 10 --transport rss+pfld --param sigma=8`,
 		Args:              cobra.ExactArgs(2),
