@@ -15,7 +15,7 @@ import (
 
 // buildsLab are the commands whose --name names a lab they are about to
 // build, not one that exists.
-var buildsLab = map[string]bool{"up": true, "run": true, "check": true, "calibrate": true, "bench": true}
+var buildsLab = map[string]bool{"up": true, "run": true, "check": true, "calibrate": true, "bench": true, "start": true}
 
 // fileArgs are the commands whose arguments are topology or scenario
 // files; dirArgs those whose arguments are results directories.
@@ -36,7 +36,8 @@ func completeFiles(exts ...string) cobra.CompletionFunc {
 }
 
 // registerCompletions gives every --name that names an existing lab, and
-// run --lab, the completion of lab names, and file arguments the files
+// run --lab, the completion of lab names (ftlab lab's --lab names a
+// teaching lab), and file arguments the files
 // they take.
 func (a *app) registerCompletions(root *cobra.Command) {
 	var walk func(*cobra.Command)
@@ -52,7 +53,7 @@ func (a *app) registerCompletions(root *cobra.Command) {
 		if f := c.Flags().Lookup("name"); f != nil && !buildsLab[c.Name()] {
 			_ = c.RegisterFlagCompletionFunc("name", a.completeLabs)
 		}
-		if f := c.Flags().Lookup("lab"); f != nil {
+		if f := c.Flags().Lookup("lab"); f != nil && c.Name() == "run" {
 			_ = c.RegisterFlagCompletionFunc("lab", a.completeLabs)
 		}
 		for _, sub := range c.Commands() {

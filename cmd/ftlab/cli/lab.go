@@ -63,12 +63,31 @@ func (a *app) manager(cmd *cobra.Command, lf *labFlags) *session.Manager {
 }
 
 func (a *app) labListCommand(lf *labFlags) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the labs and whether each one loads",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			labs, err := teaching.List(lf.labsDir)
+			if asJSON {
+				// What the table shows: not the checks, which hold the answers.
+				type entry struct {
+					ID     string `json:"id"`
+					Title  string `json:"title"`
+					Steps  int    `json:"steps"`
+					Points int    `json:"points"`
+					Time   string `json:"time,omitempty"`
+				}
+				out := []entry{}
+				for _, l := range labs {
+					out = append(out, entry{l.ID, l.Title, len(l.Steps), l.Points, l.Time})
+				}
+				if jerr := a.printJSON(out); jerr != nil {
+					return jerr
+				}
+				return err
+			}
 			w := newTable(a.stdout)
 			fmt.Fprintln(w, "LAB\tSTEPS\tPOINTS\tTIME\tTITLE")
 			for _, l := range labs {
@@ -80,6 +99,8 @@ func (a *app) labListCommand(lf *labFlags) *cobra.Command {
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }
 
 func (a *app) labShowCommand(lf *labFlags) *cobra.Command {
