@@ -31,8 +31,10 @@ type SendOptions struct {
 	Bytes    uint64
 	Count    int
 	Parallel bool
-	// Transport and its parameters, as scenario.AdHoc takes them.
+	// Transport, congestion control ("" is none) and their parameters,
+	// as scenario.AdHoc takes them.
 	Transport string
+	CC        string
 	Params    []string
 	Timeout   time.Duration
 	Seed      uint64
@@ -58,6 +60,7 @@ type SendResult struct {
 	Src       string `json:"src"`
 	Dst       string `json:"dst"`
 	Transport string `json:"transport"`
+	CC        string `json:"cc"`
 	// Status is the run's: complete, timeout, interrupted or failed.
 	Status   string           `json:"status"`
 	Error    string           `json:"error,omitempty"`
@@ -124,7 +127,7 @@ func Send(ctx context.Context, opt SendOptions) (*SendResult, error) {
 	cancel()
 	wg.Wait()
 
-	res := resultOf(r, opt, st)
+	res := resultOf(r, opt, st, cell)
 	if r.Status == results.StatusFailed {
 		return res, errors.New(r.Error)
 	}
@@ -166,7 +169,7 @@ func sendCell(opt SendOptions) (*lab.State, *scenario.Cell, error) {
 	if opt.Count < 1 {
 		errs = append(errs, fmt.Errorf("count: %d; send at least 1 message", opt.Count))
 	}
-	cfg, err := scenario.ForLab(t, st.DataPlane, scenario.AdHoc{Transport: scenario.Transport(opt.Transport), Params: opt.Params, Timeout: opt.Timeout})
+	cfg, err := scenario.ForLab(t, st.DataPlane, scenario.AdHoc{Transport: scenario.Transport(opt.Transport), CC: scenario.CCName(opt.CC), Params: opt.Params, Timeout: opt.Timeout})
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -232,8 +235,8 @@ func watchDestination(ctx context.Context, ctl *switchd.Lab, t *topology.Topolog
 }
 
 // resultOf sums a transfer's run up.
-func resultOf(r *results.Run, opt SendOptions, st *lab.State) *SendResult {
-	res := &SendResult{Lab: opt.Lab, Src: opt.Src, Dst: opt.Dst, Transport: opt.Transport, Status: r.Status, Error: r.Error,
+func resultOf(r *results.Run, opt SendOptions, st *lab.State, cell *scenario.Cell) *SendResult {
+	res := &SendResult{Lab: opt.Lab, Src: opt.Src, Dst: opt.Dst, Transport: opt.Transport, CC: string(cell.Config.CC), Status: r.Status, Error: r.Error,
 		Duration: r.Duration, Fidelity: r.Fidelity, Impairments: st.Impairments, Messages: []SentMessage{}}
 	s := &res.Summary
 	var fcts []time.Duration

@@ -119,7 +119,8 @@ func TestSendMeasuresWhatLinkSetChanged(t *testing.T) {
 }
 
 // TestSendRefuses: bad hosts, sizes and parameters are named, every one
-// at once; a lab whose hosts are busy is refused.
+// at once; a congestion control is taken with its parameters; a lab whose
+// hosts are busy is refused.
 func TestSendRefuses(t *testing.T) {
 	store := sendLab(t, "refuse", 10*units.Mbit)
 	ctx := context.Background()
@@ -134,6 +135,17 @@ func TestSendRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "both h0-0-0") || !strings.Contains(err.Error(), "warp") {
 		t.Errorf("same host, unknown transport: %v", err)
 	}
+	// A congestion control and its parameters reach the agents.
+	res, err := Send(ctx, SendOptions{Store: store, Lab: "refuse", Agents: InProcessAgents, Src: "h0-0-0", Dst: "h1-0-0", Bytes: 256 << 10, Count: 2,
+		Transport: "rss", CC: "mprdma", Params: []string{"mprdma.increase=2"}, Timeout: 30 * time.Second})
+	if err != nil || res.CC != "mprdma" || res.Summary.Delivered != 2 {
+		t.Errorf("send with cc mprdma: %v, %+v", err, res)
+	}
+	if _, err := Send(ctx, SendOptions{Store: store, Lab: "refuse", Agents: InProcessAgents, Src: "h0-0-0", Dst: "h1-0-0", Bytes: 1, Count: 1,
+		Transport: "rss", CC: "mprdma", Params: []string{"mprdma.increase=-1"}}); err == nil || !strings.Contains(err.Error(), `param "mprdma.increase=-1"`) {
+		t.Errorf("bad cc parameter: %v", err)
+	}
+
 	release, err := store.LockTraffic("refuse")
 	if err != nil {
 		t.Fatal(err)

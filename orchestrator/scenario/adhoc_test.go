@@ -30,6 +30,24 @@ func TestForLab(t *testing.T) {
 		t.Errorf("base RTT %v, min RTO %v", cfg.BaseRTT, cfg.Host.MinRTO)
 	}
 
+	// The congestion control's blocks, by block or by bare name.
+	cfg, err = ForLab(topo, dp, AdHoc{Transport: "rss", CC: "swift", Params: []string{"swift.ai=2", "beta=0.5", "sigma=8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CC != "swift" || cfg.Swift == nil || cfg.Swift.AI != 2 || cfg.Swift.Beta != 0.5 || cfg.RSS.Sigma != 8 {
+		t.Errorf("cc %s swift %+v rss %+v", cfg.CC, cfg.Swift, cfg.RSS)
+	}
+	if cfg, err := ForLab(topo, dp, AdHoc{Transport: "rss"}); err != nil || cfg.CC != DefaultCC {
+		t.Errorf("default cc: %v, %v", cfg, err)
+	}
+	if _, err := ForLab(topo, dp, AdHoc{Transport: "rss", CC: "cubic"}); err == nil || !strings.Contains(err.Error(), "swift") {
+		t.Errorf("unknown cc: %v; want the valid ones", err)
+	}
+	if _, err := ForLab(topo, dp, AdHoc{Transport: "rss", Params: []string{"swift.ai=2"}}); err == nil {
+		t.Errorf("a swift parameter without cc swift was taken")
+	}
+
 	_, err = ForLab(topo, dp, AdHoc{Transport: "rss", Params: []string{"sigma=3", "tau", "host.window=0B", "pfld.bitmap_bits=64"}})
 	for _, want := range []string{`param "sigma=3"`, `param "tau": want`, `param "host.window=0B"`, `param "pfld.bitmap_bits=64": rss does not take the pfld block`} {
 		if err == nil || !strings.Contains(err.Error(), want) {

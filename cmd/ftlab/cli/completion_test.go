@@ -76,6 +76,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"send", "--transport", "rss"}, []string{"rss", "rss+pfld", "rss+rack"}},
 		{[]string{"send", "-n", "nosuchlab", ""}, nil},
 		{[]string{"up", ""}, []string{"yaml", "yml"}},
+		{[]string{"send", "--cc", "s"}, []string{"swift"}},
 	} {
 		got := complete(t, tt.args...)
 		if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -54,14 +54,15 @@ func TestSendFlagsOptions(t *testing.T) {
 		want runner.SendOptions
 		err  string
 	}{
-		{"defaults", nil, runner.SendOptions{Lab: "default", Src: "h0-0-0", Dst: "h1-0-0", Bytes: units.MiB, Count: 1, Transport: "ecmp", Timeout: time.Minute, Seed: 1}, ""},
-		{"everything", []string{"-n", "k4", "--size", "64KiB", "--count", "3", "--parallel", "--transport", "rss+pfld", "--param", "sigma=8", "--param", "host.window=64KiB", "--timeout", "5s", "--seed", "9"},
-			runner.SendOptions{Lab: "k4", Src: "h0-0-0", Dst: "h1-0-0", Bytes: 64 * units.KiB, Count: 3, Parallel: true, Transport: "rss+pfld",
+		{"defaults", nil, runner.SendOptions{Lab: "default", Src: "h0-0-0", Dst: "h1-0-0", Bytes: units.MiB, Count: 1, Transport: "ecmp", CC: "none", Timeout: time.Minute, Seed: 1}, ""},
+		{"everything", []string{"-n", "k4", "--size", "64KiB", "--count", "3", "--parallel", "--transport", "rss+pfld", "--cc", "swift", "--param", "sigma=8", "--param", "host.window=64KiB", "--timeout", "5s", "--seed", "9"},
+			runner.SendOptions{Lab: "k4", Src: "h0-0-0", Dst: "h1-0-0", Bytes: 64 * units.KiB, Count: 3, Parallel: true, Transport: "rss+pfld", CC: "swift",
 				Params: []string{"sigma=8", "host.window=64KiB"}, Timeout: 5 * time.Second, Seed: 9}, ""},
 		{"size", []string{"--size", "lots"}, runner.SendOptions{}, "--size: "},
 		{"count", []string{"--count", "0"}, runner.SendOptions{}, "--count: 0"},
 		{"timeout", []string{"--timeout", "0s"}, runner.SendOptions{}, "--timeout: "},
 		{"transport", []string{"--transport", "tcp"}, runner.SendOptions{}, "--transport: "},
+		{"cc", []string{"--cc", "cubic"}, runner.SendOptions{}, "--cc: "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var f sendFlags

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/hostagent/cc"
 	"github.com/ftlab/ftlab/hostagent/scheme"
 	"github.com/ftlab/ftlab/internal/units"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
@@ -18,13 +19,13 @@ import (
 
 // sendFlags are ftlab send's flags.
 type sendFlags struct {
-	name, size, transport string
-	params                []string
-	count                 int
-	parallel              bool
-	timeout               time.Duration
-	seed                  uint64
-	asJSON, quiet         bool
+	name, size, transport, cc string
+	params                    []string
+	count                     int
+	parallel                  bool
+	timeout                   time.Duration
+	seed                      uint64
+	asJSON, quiet             bool
 }
 
 func (f *sendFlags) add(cmd *cobra.Command) {
@@ -32,7 +33,8 @@ func (f *sendFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.size, "size", scenario.DefaultSize, "bytes per message (64KiB, 10MB)")
 	fs.StringVar(&f.transport, "transport", string(scenario.DefaultTransport), "transport: "+strings.Join(scheme.Names(), ", "))
-	fs.StringArrayVar(&f.params, "param", nil, "transport or host parameter as [block.]key=value (repeatable), e.g. sigma=8, rss.tau=2rtt, host.window=64KiB; see docs/scenarios.md")
+	fs.StringVar(&f.cc, "cc", string(scenario.DefaultCC), "congestion control: "+strings.Join(cc.Names(), ", "))
+	fs.StringArrayVar(&f.params, "param", nil, "transport, congestion-control or host parameter as [block.]key=value (repeatable), e.g. sigma=8, rss.tau=2rtt, swift.ai=2, host.window=64KiB; see docs/scenarios.md")
 	fs.IntVar(&f.count, "count", 1, "messages to send, one after the other")
 	fs.BoolVar(&f.parallel, "parallel", false, "send the --count messages all at once instead")
 	fs.DurationVar(&f.timeout, "timeout", scenario.DefaultTimeout, "give up on messages not delivered by then")
@@ -40,6 +42,7 @@ func (f *sendFlags) add(cmd *cobra.Command) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no live rate line")
 	_ = cmd.RegisterFlagCompletionFunc("transport", completeWords(scheme.Names()...))
+	_ = cmd.RegisterFlagCompletionFunc("cc", completeWords(cc.Names()...))
 }
 
 // options are the runner's options for the flags and arguments.
@@ -57,8 +60,11 @@ func (f *sendFlags) options(args []string) (runner.SendOptions, error) {
 	if _, err := scheme.Lookup(f.transport); err != nil {
 		return runner.SendOptions{}, fmt.Errorf("--transport: %w", err)
 	}
+	if _, err := cc.Lookup(f.cc); err != nil {
+		return runner.SendOptions{}, fmt.Errorf("--cc: %w", err)
+	}
 	return runner.SendOptions{Lab: f.name, Src: args[0], Dst: args[1], Bytes: bytes, Count: f.count, Parallel: f.parallel,
-		Transport: f.transport, Params: f.params, Timeout: f.timeout, Seed: f.seed}, nil
+		Transport: f.transport, CC: f.cc, Params: f.params, Timeout: f.timeout, Seed: f.seed}, nil
 }
 
 func (a *app) sendCommand() *cobra.Command {
@@ -68,15 +74,16 @@ func (a *app) sendCommand() *cobra.Command {
 		Short: "Send messages between two hosts of a lab with a shipped transport",
 		Long: `send runs host agents on a lab that is up, as it is (failed links and ftlab link
 set impairments included), and sends --count messages of --size from one host to
-another with a transport of the registry. While it runs it prints the rate the
-destination's edge switch passes to it; at the end, every message's flow
-completion time, retransmissions and RTOs, and the fidelity verdict every run
-gets. Every message is verified byte for byte on delivery. Like a run, it zeroes
-the switches' counters as it starts, so ftlab stats afterwards shows the
-transfer. Exit status 1 if a message was not delivered, 4 if the verdict is
-FAIL.`,
+another with a transport of the registry (--transport) and a congestion control
+(--cc). While it runs it prints the rate the destination's edge switch passes to
+it; at the end, every message's flow completion time, retransmissions and RTOs,
+and the fidelity verdict every run gets. Every message is verified byte for byte
+on delivery. Like a run, it zeroes the switches' counters as it starts, so ftlab
+stats afterwards shows the transfer. Exit status 1 if a message was not
+delivered, 4 if the verdict is FAIL.`,
 		Example: `  ftlab send -n demo h0-0-0 h3-1-1 --size 4MiB
-  ftlab send -n demo h0-0-0 h3-1-1 --size 1MiB --count 10 --transport rss+pfld --param sigma=8`,
+  ftlab send -n demo h0-0-0 h3-1-1 --size 1MiB --count 10 --transport rss+pfld --param sigma=8
+  ftlab send -n demo h0-0-0 h3-1-1 --size 4MiB --cc swift --param swift.base_target=2rtt`,
 		Args:              cobra.ExactArgs(2),
 		Annotations:       rootOnly(),
 		ValidArgsFunction: a.completeNodes(&f.name, true, 2),
@@ -161,8 +168,8 @@ func (l *rateLine) end() {
 
 func (a *app) printSend(res *runner.SendResult) {
 	s := res.Summary
-	fmt.Fprintf(a.stdout, "send %s -> %s on lab %s, %s: %d/%d messages delivered and verified (%s) in %s\n",
-		res.Src, res.Dst, res.Lab, res.Transport, s.Delivered, s.Messages, res.Status, seconds(res.Duration))
+	fmt.Fprintf(a.stdout, "send %s -> %s on lab %s, %s, cc %s: %d/%d messages delivered and verified (%s) in %s\n",
+		res.Src, res.Dst, res.Lab, res.Transport, res.CC, s.Delivered, s.Messages, res.Status, seconds(res.Duration))
 	if s.Delivered > 0 {
 		fmt.Fprintf(a.stdout, "  FCT min %v p50 %v max %v; goodput %s/s\n", s.FCTMin.Round(time.Microsecond), s.FCTP50.Round(time.Microsecond),
 			s.FCTMax.Round(time.Microsecond), units.ApproxRate(s.GoodputBps))
