@@ -164,8 +164,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		err = errors.New("agent: the event loop ended")
 	}
 	loop.Do(a.finish)
-	if a.stopped {
+	select {
+	case <-a.done: // stopped by command or end of input: not an error (the close orders a.stopped's write before this)
 		err = nil
+	default:
 	}
 	if werr := w.close(); werr != nil {
 		err = errors.Join(err, werr)

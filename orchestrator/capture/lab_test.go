@@ -333,7 +333,10 @@ func wireFields(p *wire.Packet) []string {
 func checkDissector(t *testing.T, tshark, file string, frames []pcapFrame, want []wire.Type) {
 	t.Helper()
 	lua := filepath.Join(testlab.Root(t), "tools", "wireshark", "ftlab.lua")
-	args := []string{"-X", "lua_script:" + lua, "-r", file, "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=|",
+	// The EV rides in the UDP source port, so it is often a port another
+	// dissector claims (FIND, ...): the heuristic, which checks ftlab's
+	// magic, must come first (docs/capture.md says so for Wireshark).
+	args := []string{"-X", "lua_script:" + lua, "-o", "udp.try_heuristic_first:TRUE", "-r", file, "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=|",
 		"-e", "_ws.col.Protocol", "-e", "_ws.expert.message"}
 	for _, f := range ftFields {
 		args = append(args, "-e", f)

@@ -35,7 +35,7 @@ Decode ftlab's header with tools/wireshark/ftlab.lua (docs/capture.md).
 Filter ` + capture.FilterSyntax,
 		Example: `  ftlab capture -n demo e0-0:a0-0 -w e0-0.pcapng
   ftlab capture -n demo a0-0 --filter 'type nack or dropped' --count 100
-  ftlab capture -n demo h0-0-0 -w - | wireshark -X lua_script:tools/wireshark/ftlab.lua -k -i -`,
+  ftlab capture -n demo h0-0-0 -w - | wireshark -X lua_script:tools/wireshark/ftlab.lua -o udp.try_heuristic_first:TRUE -k -i -`,
 		Args:        cobra.MinimumNArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
