@@ -33,7 +33,7 @@ build:
 SIMULATED := ./hostagent/harness
 test:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 10m $$($(GO) list ./... | grep -v '/hostagent/harness$$')
+	$(GO) test -race -count=1 -p 4 -timeout 10m $$($(GO) list ./... | grep -v '/hostagent/harness$$')
 	$(GO) test -count=1 -timeout 10m $(SIMULATED)
 
 # Unit tests only: no root, no kernel objects.

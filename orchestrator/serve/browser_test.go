@@ -151,7 +151,7 @@ func TestLivePage(t *testing.T) {
 		sent <- err
 	}()
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	_, err := chromedp.Run(lctx, chromedp.Poll[bool](`[...document.querySelectorAll("#graph line.link")].some(l => Number(l.dataset.utilization) > 0.3) &&
+	_, err := chromedp.Run(lctx, chromedp.Poll[bool](`[...document.querySelectorAll("#graph line.link")].some(l => Number(l.dataset.utilization) > 0.02) &&
 		!!document.querySelector('#links tr[data-link="h0-0-0~e0-0"]')`))
 	cancel()
 	if err != nil {
