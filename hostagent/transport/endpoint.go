@@ -96,6 +96,10 @@ func (e *Endpoint) HandleDatagram(d netio.Datagram) {
 	e.stats.DatagramsIn++
 	pk := &e.pk
 	if err := wire.Parse(d.Payload, pk); err != nil {
+		if wire.ParseTrimmed(d.Payload, pk) == nil {
+			e.onTrimmed(d, pk)
+			return
+		}
 		if i := wire.KindIndex(err); i >= 0 {
 			e.stats.Malformed[i]++
 		}
@@ -129,6 +133,19 @@ func (e *Endpoint) HandleDatagram(d netio.Datagram) {
 			r.onProbe(pk)
 		}
 	}
+}
+
+// onTrimmed takes the header of a DATA packet a switch trimmed: the
+// packet's receiver NACKs its PSN at once, whatever the scheme.
+func (e *Endpoint) onTrimmed(d netio.Datagram, pk *wire.Packet) {
+	e.stats.TrimmedIn++
+	key := flowKey{d.Peer, pk.Flow}
+	r := e.receivers[key]
+	if r == nil {
+		r = newReceiver(e, key, pk)
+		e.receivers[key] = r
+	}
+	r.onTrimmed(pk)
 }
 
 // ccFlow describes this endpoint's flows to a congestion controller.

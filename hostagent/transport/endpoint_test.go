@@ -88,7 +88,7 @@ func marshal(t *testing.T, p *wire.Packet) []byte {
 
 // TestNACKNeedsFreshEvidence checks the acceptance rule: a NACK is taken
 // only if the PSN's latest copy left on the trigger's EV before the
-// trigger did.
+// trigger did (or is the trigger: TestTrimmedHeaderIsNACKed).
 func TestNACKNeedsFreshEvidence(t *testing.T) {
 	ep, conn, clk := newEndpoint(t)
 	f, err := ep.OpenFlow(peer)
@@ -102,13 +102,14 @@ func TestNACKNeedsFreshEvidence(t *testing.T) {
 		t.Fatalf("sent %d datagrams, want 3 (unpaced)", len(conn.sent))
 	}
 	first, last := parse(t, conn.sent[0]), parse(t, conn.sent[2])
-	nack := func(ev uint16, trigger *wire.Packet) {
+	nackOf := func(ev uint16, trigger *wire.Packet, psn uint32) {
 		clk.RunFor(time.Microsecond)
 		ep.HandleDatagram(netio.Datagram{Peer: peer, EV: ev, Payload: marshal(t, &wire.Packet{
 			Header: wire.Header{Type: wire.TypeNACK, EV: ev, Flow: f.ID(), PSN: trigger.PSN, TSEcr: trigger.TSVal},
-			NACKs:  []uint32{first.PSN},
+			NACKs:  []uint32{psn},
 		})})
 	}
+	nack := func(ev uint16, trigger *wire.Packet) { nackOf(ev, trigger, first.PSN) }
 	retx := func() int {
 		n := 0
 		for _, d := range conn.sent[3:] {
@@ -122,9 +123,9 @@ func TestNACKNeedsFreshEvidence(t *testing.T) {
 	if retx() != 0 {
 		t.Fatal("NACK from another path accepted")
 	}
-	nack(7, first) // trigger not later than the copy: no evidence
+	nackOf(7, first, last.PSN) // trigger earlier than the copy: no evidence
 	if retx() != 0 {
-		t.Fatal("NACK triggered by the packet itself accepted")
+		t.Fatal("NACK triggered by an earlier packet accepted")
 	}
 	nack(7, last) // same path, later: lost
 	if retx() != 1 {
@@ -260,5 +261,72 @@ func TestPaperRTO(t *testing.T) {
 		if _, err := transport.NewEndpoint(c, clk, conn); err == nil {
 			t.Errorf("config %+v accepted", c)
 		}
+	}
+}
+
+// TestTrimmedHeaderIsNACKed: the header of a DATA copy a switch trimmed
+// makes its receiver NACK that PSN at once, naming the trimmed copy as the
+// trigger; the sender takes it as evidence about that very copy and
+// retransmits it, once. A trimmed copy of a PSN already received, and a
+// NACK naming an older copy as the trigger, change nothing.
+func TestTrimmedHeaderIsNACKed(t *testing.T) {
+	snd, sconn, sclk := newEndpoint(t)
+	rcv, rconn, _ := newEndpoint(t)
+	f, err := snd.OpenFlow(peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Send(3 * 1400); err != nil {
+		t.Fatal(err)
+	}
+	if len(sconn.sent) != 3 {
+		t.Fatalf("sent %d datagrams, want 3 (unpaced)", len(sconn.sent))
+	}
+	trimmed := func(d netio.Datagram) netio.Datagram {
+		return netio.Datagram{Peer: peer, EV: d.EV, Payload: d.Payload[:64]} // a trimming switch keeps 64 bytes of UDP payload (bpf.TrimKeep)
+	}
+	var hdr wire.Packet
+	if err := wire.ParseTrimmed(trimmed(sconn.sent[1]).Payload, &hdr); err != nil {
+		t.Fatal(err)
+	}
+	if err := wire.ParseTrimmed(sconn.sent[1].Payload, &hdr); err == nil {
+		t.Error("ParseTrimmed took a whole DATA packet")
+	}
+	rcv.HandleDatagram(netio.Datagram{Peer: peer, EV: sconn.sent[0].EV, Payload: sconn.sent[0].Payload})
+	rcv.HandleDatagram(trimmed(sconn.sent[0])) // its PSN is here already
+	rcv.HandleDatagram(trimmed(sconn.sent[1]))
+	var nacks []*wire.Packet
+	for _, d := range rconn.sent {
+		if p := parse(t, d); p.Type == wire.TypeNACK {
+			nacks = append(nacks, p)
+		}
+	}
+	mid := parse(t, sconn.sent[1])
+	if len(nacks) != 1 || len(nacks[0].NACKs) != 1 || nacks[0].NACKs[0] != mid.PSN || nacks[0].PSN != mid.PSN || nacks[0].TSEcr != mid.TSVal {
+		t.Fatalf("NACKs %+v, want one for PSN %d triggered by the trimmed copy", nacks, mid.PSN)
+	}
+	if st := rcv.Stats(); st.TrimmedIn != 2 || st.MalformedTotal() != 0 {
+		t.Errorf("receiver stats: %d trimmed, %d malformed; want 2 and 0", st.TrimmedIn, st.MalformedTotal())
+	}
+	deliverNACK := func() {
+		sclk.RunFor(time.Microsecond)
+		snd.HandleDatagram(netio.Datagram{Peer: peer, EV: nacks[0].EV, Payload: marshal(t, nacks[0])})
+	}
+	retx := func() []uint32 {
+		var psns []uint32
+		for _, d := range sconn.sent[3:] {
+			if p := parse(t, d); p.Type == wire.TypeData && p.Flags&wire.FlagRetx != 0 {
+				psns = append(psns, p.PSN)
+			}
+		}
+		return psns
+	}
+	deliverNACK()
+	if got := retx(); len(got) != 1 || got[0] != mid.PSN {
+		t.Fatalf("after the trim NACK: retransmissions %v, want [%d]", got, mid.PSN)
+	}
+	deliverNACK() // the same trimmed copy again: the retransmission is newer
+	if got := retx(); len(got) != 1 {
+		t.Errorf("a stale trim NACK retransmitted again: %v", got)
 	}
 }

@@ -105,6 +105,17 @@ func (r *receiver) onData(pk *wire.Packet, ecn netio.ECN) {
 	r.scheme.OnData(pk)
 }
 
+// onTrimmed handles the header of a DATA packet whose payload a switch
+// cut (trimming): the copy is lost, and the header is the evidence, so
+// its PSN is NACKed at once (the NACK names the trimmed copy itself as its
+// trigger). A trimmed copy of a PSN already here needs nothing.
+func (r *receiver) onTrimmed(pk *wire.Packet) {
+	if wire.SeqDiff(pk.PSN, r.set.base) >= int32(r.ep.cfg.MaxRecvSpan) || r.set.has(pk.PSN) {
+		return
+	}
+	r.NACK(pk, []uint32{pk.PSN})
+}
+
 // reorderedOnEV records the first copy of psn arriving on ev and reports
 // whether a higher PSN already arrived on the same EV.
 func (r *receiver) reorderedOnEV(ev uint16, psn uint32) (high uint32, reordered bool) {

@@ -139,14 +139,16 @@ func (s *sender) complete(m *outMsg, now clock.Time) {
 
 // onNACK handles a NACK for this flow. A PSN is declared lost only if the
 // NACK is evidence about its latest copy: that copy went out on the
-// trigger's EV (the same FIFO path) before the trigger did. Anything else
-// is stale evidence about a copy that was already replaced.
+// trigger's EV (the same FIFO path) before the trigger did, or it is the
+// trigger itself (a trimmed copy, NACKed by its own header). Anything
+// else is stale evidence about a copy that was already replaced.
 func (s *sender) onNACK(pk *wire.Packet) {
 	now := s.ep.clk.Now()
 	trigger := liftStamp(now, pk.TSEcr)
 	for _, psn := range pk.NACKs {
 		p := s.ring.get(psn)
-		ok := p != nil && !p.acked && !p.lost && p.copies > 0 && p.lastEV == pk.EV && p.last < trigger
+		ok := p != nil && !p.acked && !p.lost && p.copies > 0 && p.lastEV == pk.EV &&
+			(p.last < trigger || (psn == pk.PSN && p.last == trigger))
 		if p != nil {
 			p.msg.rec.NACKs++
 			if ok {

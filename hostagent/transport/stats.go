@@ -14,6 +14,9 @@ type Stats struct {
 	UnknownFlow    uint64    `json:"unknown_flow"`    // ACK/NACK for no flow of ours
 	EVMismatch     uint64    `json:"ev_mismatch"`     // header EV differs from the source port
 	Duplicates     uint64    `json:"duplicates"`      // DATA copies of PSNs already received
+	// TrimmedIn are DATA headers whose payload a trimming switch cut;
+	// each is NACKed unless its PSN is already here.
+	TrimmedIn uint64 `json:"trimmed_in"`
 	// SpuriousRetxLate are retransmitted copies that arrived after their
 	// message was delivered (ReceiveRecords count the earlier ones).
 	SpuriousRetxLate uint64 `json:"spurious_retx_late"`

@@ -16,21 +16,12 @@ func Parse(b []byte, p *Packet) error {
 	const c = CommonLen // the type's own part starts here
 	switch h.Type {
 	case TypeData:
-		if len(b) < DataLen {
-			return perr(ErrTruncated, "data header", uint64(len(b)))
+		n, err := dataHeader(b, p)
+		if err != nil {
+			return err
 		}
-		p.Path = PathMap(be.Uint16(b[c+10:]))
-		if !p.Path.valid() {
-			return perr(ErrReserved, "data path", uint64(p.Path))
-		}
-		n := int(be.Uint16(b[c+8:]))
 		if len(b)-DataLen != n {
 			return perr(ErrLength, "length", uint64(len(b)-DataLen))
-		}
-		p.Offset = be.Uint32(b[c:])
-		p.MsgLen = be.Uint32(b[c+4:])
-		if uint64(p.Offset)+uint64(n) > uint64(p.MsgLen) {
-			return perr(ErrField, "offset+length", uint64(p.Offset)+uint64(n))
 		}
 		p.Payload = b[DataLen:]
 	case TypeACK:
@@ -113,4 +104,51 @@ func lenErr(got, want int) error {
 		return ErrTruncated
 	}
 	return ErrLength
+}
+
+// dataHeader decodes a DATA packet's own header fields into p (path map,
+// offset, message length) and returns the payload length it declares.
+func dataHeader(b []byte, p *Packet) (n int, err error) {
+	const c = CommonLen
+	if len(b) < DataLen {
+		return 0, perr(ErrTruncated, "data header", uint64(len(b)))
+	}
+	be := binary.BigEndian
+	p.Path = PathMap(be.Uint16(b[c+10:]))
+	if !p.Path.valid() {
+		return 0, perr(ErrReserved, "data path", uint64(p.Path))
+	}
+	n = int(be.Uint16(b[c+8:]))
+	p.Offset = be.Uint32(b[c:])
+	p.MsgLen = be.Uint32(b[c+4:])
+	if uint64(p.Offset)+uint64(n) > uint64(p.MsgLen) {
+		return 0, perr(ErrField, "offset+length", uint64(p.Offset)+uint64(n))
+	}
+	return n, nil
+}
+
+// ParseTrimmed decodes b into p when b is a DATA packet that a trimming
+// switch cut short: an intact DATA header whose payload is shorter than its
+// length field says (Ordered Chaos II-B, NDP-style trimming: the header
+// goes on with priority so the receiver learns of the loss at once). p
+// gets the header, offset, message length and path map, and no payload.
+// Anything else, a whole DATA packet included, is an error: Parse is the
+// function for those.
+func ParseTrimmed(b []byte, p *Packet) error {
+	var h Header
+	if err := ParseHeader(b, &h); err != nil {
+		return err
+	}
+	if h.Type != TypeData {
+		return perr(ErrType, "trimmed type", uint64(h.Type))
+	}
+	*p = Packet{Header: h, NACKs: p.NACKs[:0]}
+	n, err := dataHeader(b, p)
+	if err != nil {
+		return err
+	}
+	if got := len(b) - DataLen; got >= n {
+		return perr(ErrLength, "trimmed length", uint64(got))
+	}
+	return nil
 }
