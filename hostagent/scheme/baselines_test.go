@@ -36,11 +36,11 @@ func TestRegistryBaselines(t *testing.T) {
 				c.MinSamples == 16 && c.BitmapBits == 512 && c.MaxWalk == 1 && c.BaseEV < 0
 		}},
 		{"psnpath", map[string]string{"k": "8", "base_ev": "0", "beta": "2.5", "interval": "50us", "explore_threshold": "0.9", "remove_threshold": "0.5",
-			"min_samples": "10", "bitmap_bits": "1024", "max_walk": "-1", "no_path_manager": "true", "no_fpsn": "true", "keep_path_on_rto": "true"},
+			"min_samples": "10", "bitmap_bits": "1024", "max_walk": "-1", "no_path_manager": "true", "no_fpsn": "true", "no_fast_retx": "true", "keep_path_on_rto": "true"},
 			func(s transport.Scheme) bool {
 				c := s.(psnpathScheme).cfg
 				return c.Paths == 8 && c.BaseEV == 0 && c.Beta == 2.5 && c.Interval == 50*us && c.Explore == 0.9 &&
-					c.Remove == 0.5 && c.MinSamples == 10 && c.BitmapBits == 1024 && c.MaxWalk == -1 && c.NoPathManager && c.NoFPSN && c.KeepPathOnRTO
+					c.Remove == 0.5 && c.MinSamples == 10 && c.BitmapBits == 1024 && c.MaxWalk == -1 && c.NoPathManager && c.NoFPSN && c.NoFastRetx && c.KeepPathOnRTO
 			}},
 		{"gapnack", map[string]string{"k": "2"}, func(s transport.Scheme) bool {
 			ps := s.(psnpathScheme)
@@ -158,6 +158,26 @@ func TestPSNPathReceiver(t *testing.T) {
 	}
 	if r.StateBytes() != 68 {
 		t.Errorf("state %d B", r.StateBytes())
+	}
+}
+
+// TestNoFastRetx: with no_fast_retx, psnpath's and gapnack's receivers
+// NACK nothing, even a missing same-path predecessor or a global gap.
+func TestNoFastRetx(t *testing.T) {
+	for _, gap := range []bool{false, true} {
+		cfg := dtSwitchParams()
+		cfg.NoFastRetx = true
+		env := &nackEnv{}
+		first := &wire.Packet{Header: wire.Header{Type: wire.TypeData, Flow: 9}}
+		base := wire.InitialPSN(9)
+		r := psnpathScheme{cfg: cfg, gap: gap}.NewReceiver(env, first)
+		m := wire.NewPathMap(4, base)
+		for _, psn := range []uint32{base + 1, base + 4, base + 9} { // base and base+5 missing
+			r.OnData(&wire.Packet{Header: wire.Header{Type: wire.TypeData, PSN: psn}, Path: m})
+		}
+		if len(env.got) != 0 || r.StateBytes() != 68 { // the bitmap of 512 bits and its base
+			t.Errorf("gap=%v: NACKs %v, state %d B", gap, env.got, r.StateBytes())
+		}
 	}
 }
 

@@ -90,6 +90,7 @@ type PSNPathParams struct {
 	BaseEV        int           `yaml:"base_ev" json:"base_ev" default:"-1" min:"-1" max:"65535" doc:"entropy of path 0 (path i uses base_ev + i); -1 draws a random base per flow"`
 	NoPathManager bool          `yaml:"no_path_manager" json:"no_path_manager" default:"false" doc:"keep the k initial paths, except on RTO (ablation: no path switching)"`
 	NoFPSN        bool          `yaml:"no_fpsn" json:"no_fpsn" default:"false" doc:"the receiver ignores epoch boundaries (ablation: shows why FPSN is needed)"`
+	NoFastRetx    bool          `yaml:"no_fast_retx" json:"no_fast_retx" default:"false" doc:"the receiver sends no NACKs, so losses are recovered by the retransmission timer and paths scored by ACKs and timeouts only (ablation: no fast retransmission, PSN-PATH 7.4)"`
 	KeepPathOnRTO bool          `yaml:"keep_path_on_rto" json:"keep_path_on_rto" default:"false" doc:"keep paths on their entropies when the retransmission timer expires"`
 }
 

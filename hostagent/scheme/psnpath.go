@@ -91,6 +91,9 @@ func (s psnpathScheme) NewSender(env transport.SenderEnv) transport.SenderScheme
 
 func (s psnpathScheme) NewReceiver(env transport.ReceiverEnv, first *wire.Packet) transport.ReceiverScheme {
 	bm := newBitmap(s.cfg.BitmapBits, wire.InitialPSN(first.Flow))
+	if s.cfg.NoFastRetx {
+		return &silentReceiver{bm: bm}
+	}
 	if s.gap {
 		return &gapReceiver{env: env, bm: bm, high: wire.InitialPSN(first.Flow) - 1}
 	}
@@ -506,3 +509,12 @@ func (r *gapReceiver) OnProbe(*wire.Packet) {}
 
 // StateBytes: the bitmap and the highest PSN.
 func (r *gapReceiver) StateBytes() int { return r.bm.stateBytes() + 4 }
+
+// silentReceiver is the receiver of the no_fast_retx ablation: it keeps
+// the bitmap a real receiver would (its state is the same) and NACKs
+// nothing.
+type silentReceiver struct{ bm bitmap }
+
+func (r *silentReceiver) OnData(p *wire.Packet) { r.bm.mark(p.PSN) }
+func (r *silentReceiver) OnProbe(*wire.Packet)  {}
+func (r *silentReceiver) StateBytes() int       { return r.bm.stateBytes() }

@@ -125,7 +125,7 @@ func TestErrors(t *testing.T) {
 		{
 			name: "an unknown psnpath parameter lists every one the scheme takes",
 			src:  k4 + perm + "transport: gapnack\npsnpath: {max_wlk: 2}\n",
-			want: []string{`s.yaml:4:11: psnpath.max_wlk: unknown field "max_wlk"; did you mean "max_walk"? (valid: k, beta, explore_threshold, remove_threshold, interval, min_samples, bitmap_bits, max_walk, base_ev, no_path_manager, no_fpsn, keep_path_on_rto)`},
+			want: []string{`s.yaml:4:11: psnpath.max_wlk: unknown field "max_wlk"; did you mean "max_walk"? (valid: k, beta, explore_threshold, remove_threshold, interval, min_samples, bitmap_bits, max_walk, base_ev, no_path_manager, no_fpsn, no_fast_retx, keep_path_on_rto)`},
 		},
 		{
 			name: "missing topology and workload",
