@@ -44,7 +44,7 @@ func Read(dir string) (*Set, error) {
 	if meta.Scenario == nil {
 		return nil, fmt.Errorf("%s has no scenario", path)
 	}
-	flows, err := readCSV(filepath.Join(dir, FlowsFile), flowsHeader, parseFlowRow)
+	flows, err := readCSV(filepath.Join(dir, FlowsFile), flowsHeader, parseFlowRow, flowsHeaderV1)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +94,10 @@ func ReadSubflows(dir string) ([]SubflowRow, error) {
 }
 
 // readCSV reads a result CSV, checks its header and parses every row,
-// naming the file and line of the first bad one.
-func readCSV[T any](path string, header []string, parse func([]string) (T, error)) ([]T, error) {
+// naming the file and line of the first bad one. A file with one of the
+// older headers, each a prefix of header, is read with the columns it
+// lacks as "0".
+func readCSV[T any](path string, header []string, parse func([]string) (T, error), older ...[]string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -105,11 +107,23 @@ func readCSV[T any](path string, header []string, parse func([]string) (T, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(recs) == 0 || fmt.Sprint(recs[0]) != fmt.Sprint(header) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: not an ftlab results file (no header)", path)
+	}
+	pad := -1
+	for _, h := range append([][]string{header}, older...) {
+		if fmt.Sprint(recs[0]) == fmt.Sprint(h) {
+			pad = len(header) - len(h)
+		}
+	}
+	if pad < 0 {
 		return nil, fmt.Errorf("%s: not an ftlab results file (unexpected header)", path)
 	}
 	out := make([]T, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
+		for range pad {
+			rec = append(rec, "0")
+		}
 		row, err := parse(rec)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, i+2, err)
@@ -195,7 +209,7 @@ func parseFlowRow(rec []string) (FlowRow, error) {
 		Bytes: r.u64(), Step: r.int(), Released: r.dur(), Done: r.dur(), FCT: r.dur(), Delivered: r.bool(),
 		Verified: r.bool(), Packets: r.int(), RetxNeeded: r.int(), RetxSpurious: r.int(), NACKs: r.int(),
 		ProbesTail: r.int(), ProbesSectionEnd: r.int(), ProbesPeriodic: r.int(), ProbesRTX: r.int(), RTOs: r.int(),
-		Reroutes: r.int(), Losses: r.int(), LossDetectP50: r.dur()}
+		Reroutes: r.int(), Losses: r.int(), LossDetectP50: r.dur(), Retx: r.int(), RetxUseful: r.int()}
 	return f, r.err
 }
 

@@ -23,14 +23,14 @@ import (
 // subflow.
 func testRun(cell string, rep int) *Run {
 	const mono = int64(5_000_000_000)
-	sent := &transport.MessageRecord{Packets: 12, RetxNeeded: 2, NACKs: 1, RTOs: 1, Reroutes: 1,
+	sent := &transport.MessageRecord{Packets: 12, Retransmissions: 3, RetxNeeded: 2, RetxSpurious: 1, NACKs: 1, RTOs: 1, Reroutes: 1,
 		Probes: transport.ProbeCounts{Tail: 1, Periodic: 2},
 		Losses: []transport.LossRecord{{DelayNs: 300}, {DelayNs: 100}, {DelayNs: 200}, {DelayNs: 400}}}
 	r := &Run{Cell: cell, Repetition: rep, Seed: 7, Status: StatusComplete, Duration: time.Second, CCT: 3 * time.Millisecond,
 		Bound: &workload.Bound{CCT: 2 * time.Millisecond}, StartMonoNs: mono,
 		Messages: []*Message{
 			{Message: workload.Message{ID: 0, Src: "h0", Dst: "h1", Bytes: 65536}, Released: time.Millisecond, Done: 3 * time.Millisecond,
-				Sent: sent, Received: &transport.ReceiveRecord{Verified: true, RetxSpurious: 1}},
+				Sent: sent, Received: &transport.ReceiveRecord{Verified: true, RetxSpurious: 1, RetxUseful: 2}},
 			{Message: workload.Message{ID: 1, Src: "h1", Dst: "h0", Bytes: 1024, Step: 1}},
 		},
 		Ports: []switchd.PortStats{
@@ -118,6 +118,56 @@ func TestReadOldResults(t *testing.T) {
 	set, err := Read(dir)
 	if err != nil || len(set.Runs) != 1 || len(set.Runs[0].Flows) != 2 || set.Runs[0].Subflows != nil {
 		t.Fatalf("%+v, %v", set, err)
+	}
+}
+
+// TestReadFlowsV1: a flows.csv from before the retx and retx_useful
+// columns reads with both 0 and everything else as it was.
+func TestReadFlowsV1(t *testing.T) {
+	dir := t.TempDir()
+	writeSet(t, dir, testRun("a", 0))
+	want, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FlowsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1 []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, ",")
+		v1 = append(v1, strings.Join(f[:len(f)-2], ","))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(v1, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Runs[0].Flows[0].Retx != 3 || want.Runs[0].Flows[0].RetxUseful != 2 {
+		t.Errorf("current file: retx %d, useful %d; want 3 and 2", want.Runs[0].Flows[0].Retx, want.Runs[0].Flows[0].RetxUseful)
+	}
+	for i := range want.Runs[0].Flows {
+		want.Runs[0].Flows[i].Retx, want.Runs[0].Flows[i].RetxUseful = 0, 0
+	}
+	if diff := cmp.Diff(want.Runs[0].Flows, got.Runs[0].Flows); diff != "" {
+		t.Errorf("v1 flows (-want +got):\n%s", diff)
+	}
+}
+
+func TestPacketCounts(t *testing.T) {
+	var c PacketCounts
+	c.Add(PacketCounts{DataSent: 100, DataReceived: 95, Trimmed: 2, ControlSent: 90, ControlReceived: 89, SpuriousLate: 1})
+	c.Add(PacketCounts{DataSent: 10, DataReceived: 10, ProbesSent: 4, ProbesReceived: 3, HostDrops: 1})
+	if diff := cmp.Diff(PacketCounts{DataSent: 110, DataReceived: 105, Trimmed: 2, ControlSent: 90, ControlReceived: 89,
+		ProbesSent: 4, ProbesReceived: 3, SpuriousLate: 1, HostDrops: 1}, c); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := c.DataLost(); got != 7 { // 5 dropped, 2 trimmed
+		t.Errorf("DataLost %d, want 7", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,9 +55,20 @@ type FlowRow struct {
 	ProbesTail, ProbesSectionEnd, ProbesPeriodic int
 	ProbesRTX, RTOs, Reroutes, Losses            int
 	LossDetectP50                                time.Duration
+	// Retx is the sender's count of retransmitted copies; RetxUseful the
+	// receiver's count of those that filled a hole. RetxNeeded is the
+	// sender's view (Retx less the copies an ACK said were duplicates),
+	// RetxSpurious the receiver's (copies of PSNs it already had, before
+	// the message was delivered): a retransmission is useful, spurious or
+	// lost, and Retx = RetxUseful + RetxSpurious + lost + late spurious.
+	Retx, RetxUseful int
 }
 
-var flowsHeader = []string{
+var flowsHeader = append(slices.Clone(flowsHeaderV1), "retx", "retx_useful")
+
+// flowsHeaderV1 is flows.csv before retx and retx_useful; such files are
+// read with both 0.
+var flowsHeaderV1 = []string{
 	"cell", "repetition", "seed", "id", "src", "dst", "bytes", "step", "released_ns", "done_ns", "fct_ns",
 	"delivered", "verified", "packets", "retx_needed", "retx_spurious", "nacks", "probes_tail",
 	"probes_section_end", "probes_periodic", "probes_rtx", "rtos", "reroutes", "losses", "loss_detect_p50_ns",
@@ -136,10 +148,10 @@ func flowRowsOf(r *Run) []FlowRow {
 			Delivered: m.Delivered(),
 		}
 		if m.Received != nil {
-			row.Verified, row.RetxSpurious = m.Received.Verified, m.Received.RetxSpurious
+			row.Verified, row.RetxSpurious, row.RetxUseful = m.Received.Verified, m.Received.RetxSpurious, m.Received.RetxUseful
 		}
 		if s := m.Sent; s != nil {
-			row.Packets, row.RetxNeeded, row.NACKs = s.Packets, s.RetxNeeded, s.NACKs
+			row.Packets, row.RetxNeeded, row.NACKs, row.Retx = s.Packets, s.RetxNeeded, s.NACKs, s.Retransmissions
 			row.ProbesTail, row.ProbesSectionEnd = s.Probes.Tail, s.Probes.SectionEnd
 			row.ProbesPeriodic, row.ProbesRTX = s.Probes.Periodic, s.Probes.RTX
 			row.RTOs, row.Reroutes, row.Losses = s.RTOs, s.Reroutes, len(s.Losses)
@@ -194,7 +206,8 @@ func (f FlowRow) record() []string {
 	return []string{f.Cell, fmtI(f.Repetition), fmtU(f.Seed), fmtI(f.ID), f.Src, f.Dst, fmtU(f.Bytes), fmtI(f.Step),
 		fmtD(f.Released), fmtD(f.Done), fmtD(f.FCT), fmtB(f.Delivered), fmtB(f.Verified), fmtI(f.Packets),
 		fmtI(f.RetxNeeded), fmtI(f.RetxSpurious), fmtI(f.NACKs), fmtI(f.ProbesTail), fmtI(f.ProbesSectionEnd),
-		fmtI(f.ProbesPeriodic), fmtI(f.ProbesRTX), fmtI(f.RTOs), fmtI(f.Reroutes), fmtI(f.Losses), fmtD(f.LossDetectP50)}
+		fmtI(f.ProbesPeriodic), fmtI(f.ProbesRTX), fmtI(f.RTOs), fmtI(f.Reroutes), fmtI(f.Losses), fmtD(f.LossDetectP50),
+		fmtI(f.Retx), fmtI(f.RetxUseful)}
 }
 
 func (l LinkRow) record() []string {

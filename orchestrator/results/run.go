@@ -83,6 +83,57 @@ type Run struct {
 	// Fidelity says whether the run's numbers reflect the emulated network
 	// (nil for a run that failed before it could be judged).
 	Fidelity *fidelity.Report `json:"fidelity,omitempty"`
+	// Packets are the hosts' own counts, summed over every agent (nil when
+	// the agents did not report them).
+	Packets *PacketCounts `json:"packets,omitempty"`
+}
+
+// PacketCounts are what the hosts' sockets sent and received over a run,
+// by kind of packet, and what their endpoints made of it, summed over the
+// lab's agents as they stopped. Unlike the switches' drop counters, which
+// count every kind of packet, they say how many DATA copies the fabric
+// lost: DataLost.
+type PacketCounts struct {
+	DataSent     uint64 `json:"data_sent"`     // DATA copies, retransmissions included
+	DataReceived uint64 `json:"data_received"` // DATA copies that arrived, trimmed headers included
+	// Trimmed are DATA copies that arrived as trimmed headers: their
+	// payload was lost too.
+	Trimmed         uint64 `json:"trimmed"`
+	ControlSent     uint64 `json:"control_sent"` // ACKs and NACKs
+	ControlReceived uint64 `json:"control_received"`
+	ProbesSent      uint64 `json:"probes_sent"`
+	ProbesReceived  uint64 `json:"probes_received"`
+	// SpuriousLate are retransmitted copies that arrived after their
+	// message had been delivered (the flow records count the earlier ones).
+	SpuriousLate uint64 `json:"spurious_late"`
+	// HostDrops are datagrams the hosts themselves lost: refused by the
+	// kernel on send or dropped from a full receive buffer.
+	HostDrops uint64 `json:"host_drops"`
+}
+
+// DataLost is the DATA copies whose payload did not arrive: dropped in
+// the fabric (or a host) or trimmed. Every copy the senders sent has
+// arrived or been lost by the time the agents stop, as the runner drains
+// a complete run before stopping them.
+func (c *PacketCounts) DataLost() uint64 {
+	lost := c.Trimmed
+	if c.DataSent > c.DataReceived {
+		lost += c.DataSent - c.DataReceived
+	}
+	return lost
+}
+
+// Add adds o to c.
+func (c *PacketCounts) Add(o PacketCounts) {
+	c.DataSent += o.DataSent
+	c.DataReceived += o.DataReceived
+	c.Trimmed += o.Trimmed
+	c.ControlSent += o.ControlSent
+	c.ControlReceived += o.ControlReceived
+	c.ProbesSent += o.ProbesSent
+	c.ProbesReceived += o.ProbesReceived
+	c.SpuriousLate += o.SpuriousLate
+	c.HostDrops += o.HostDrops
 }
 
 // Run statuses.
