@@ -3,8 +3,11 @@ package runner
 import (
 	"context"
 
+	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/transport"
+	"github.com/ftlab/ftlab/hostagent/wire"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 )
@@ -17,6 +20,29 @@ type Agents interface {
 	Events() <-chan AgentEvent
 	// Stop shuts every agent down and returns their per-flow records.
 	Stop() ([]transport.FlowRecord, error)
+}
+
+// PacketCounter is implemented by Agents that report the hosts' packet
+// counts (results.PacketCounts) once stopped.
+type PacketCounter interface {
+	Packets() *results.PacketCounts
+}
+
+// packetCountsOf reads one agent's final stats.
+func packetCountsOf(st *control.Stats) results.PacketCounts {
+	c := results.PacketCounts{
+		DataSent: st.Conn.TxByType[wire.TypeData], DataReceived: st.Conn.RxByType[wire.TypeData],
+		Trimmed:         st.Endpoint.TrimmedIn,
+		ControlSent:     st.Conn.TxByType[wire.TypeACK] + st.Conn.TxByType[wire.TypeNACK],
+		ControlReceived: st.Conn.RxByType[wire.TypeACK] + st.Conn.RxByType[wire.TypeNACK],
+		SpuriousLate:    st.Endpoint.SpuriousRetxLate,
+		HostDrops:       st.Conn.TxErrors + st.Conn.RxDropped,
+	}
+	for t := wire.TypeTail; t <= wire.TypeRTX; t++ {
+		c.ProbesSent += st.Conn.TxByType[t]
+		c.ProbesReceived += st.Conn.RxByType[t]
+	}
+	return c
 }
 
 // AgentEvent is one report of an agent.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,14 +22,8 @@ type injector struct {
 // plane; the switches reconverge after the lab's convergence delay, in the
 // background, as BGP would.
 func (in *injector) apply(ctx context.Context, a scenario.Action) error {
-	t := in.ctl.Topo
-	var link *topology.Link
-	for i := range t.Links {
-		if t.Links[i].Name == a.Link {
-			link = &t.Links[i]
-		}
-	}
-	if link == nil {
+	link, ok := linkNamed(in.ctl.Topo, a.Link)
+	if !ok {
 		return fmt.Errorf("fault names link %q, which the lab does not have", a.Link)
 	}
 	switch a.Op {
@@ -75,12 +70,69 @@ func (in *injector) apply(ctx context.Context, a scenario.Action) error {
 	return fmt.Errorf("unknown fault operation %q", a.Op)
 }
 
+// linkNamed finds a link of t by its name.
+func linkNamed(t *topology.Topology, name string) (*topology.Link, bool) {
+	for i := range t.Links {
+		if t.Links[i].Name == name {
+			return &t.Links[i], true
+		}
+	}
+	return nil, false
+}
+
 func copySet(m map[int]bool) map[int]bool {
 	out := make(map[int]bool, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
 	return out
+}
+
+// undo, once the timeline has stopped, ends every fault of it that may
+// still be in effect: drops cleared and rates restored where it set them,
+// links it took down brought up and the routes reconverged at once.
+// Faults without a duration last until the end of the run, and a lab
+// runs many runs.
+func (in *injector) undo(timeline []scenario.Action) error {
+	t := in.ctl.Topo
+	type key struct {
+		link int
+		side topology.Side
+		op   scenario.Op
+	}
+	done := map[key]bool{}
+	var errs []error
+	for _, a := range timeline {
+		link, ok := linkNamed(t, a.Link)
+		if !ok {
+			continue
+		}
+		for _, side := range a.Direction.Sides() {
+			k := key{link.ID, side, a.Op}
+			if done[k] {
+				continue
+			}
+			done[k] = true
+			switch a.Op {
+			case scenario.OpSetDrop:
+				errs = append(errs, in.ctl.SetCorruption(link, side, 0))
+			case scenario.OpSetRate:
+				errs = append(errs, in.ctl.SetRate(link, side, 0))
+			}
+		}
+	}
+	if len(in.failed) > 0 {
+		previous := copySet(in.failed)
+		for id := range previous {
+			errs = append(errs, in.ctl.SetLinkUp(&t.Links[id], true))
+		}
+		in.failed = map[int]bool{}
+		errs = append(errs, in.ctl.Reconverge(context.Background(), previous, in.failed))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("end the run's faults: %w", err)
+	}
+	return nil
 }
 
 // runTimeline applies actions at their offsets from start until ctx ends.

@@ -14,6 +14,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/workload"
 	"github.com/ftlab/ftlab/switchd"
@@ -112,6 +113,7 @@ type inproc struct {
 	keyToMsg map[control.MessageKey]int                      // sender's flow/msg -> workload message
 	pending  map[control.MessageKey]*transport.ReceiveRecord // deliveries whose sender has not reported yet
 	flows    []transport.FlowRecord
+	counts   results.PacketCounts // summed from the agents' final stats
 	stopped  bool
 }
 
@@ -248,6 +250,12 @@ func (a *inproc) read(ag *inprocAgent) {
 			a.mu.Lock()
 			a.flows = append(a.flows, e.Record)
 			a.mu.Unlock()
+		case *control.Stats:
+			if e.Final {
+				a.mu.Lock()
+				a.counts.Add(packetCountsOf(e))
+				a.mu.Unlock()
+			}
 		case *control.Error:
 			a.emit(AgentEvent{Kind: EventError, Err: fmt.Errorf("agent %s: %s", ag.node.Name, e.Error)})
 		}
@@ -312,6 +320,15 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.flows, errors.Join(errs...)
+}
+
+// Packets returns the agents' packet counts, summed from the final stats
+// each reported as it stopped; call it after Stop.
+func (a *inproc) Packets() *results.PacketCounts {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.counts
+	return &c
 }
 
 // configureOf is the configure command for a cell: its transport scheme

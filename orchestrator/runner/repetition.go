@@ -42,19 +42,26 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	x := newExchange(r, agents, run.Messages)
 	start := time.Now()
 	r.StartMonoNs = monotonicNs()
-	faults := injectFaults(runCtx, ctl, start, run.Timeline)
+	faults, undo := injectFaults(runCtx, ctl, start, run.Timeline)
 	loopErr := x.run(ctx, start, cell.Config.Timeout, faults)
 	if r.Status == results.StatusComplete {
 		x.drain(drainAcks)
 	}
 
 	cancel()
+	// Faults meant to last until the end of the run end with it, so the
+	// next run (and the next cell on a reused lab) starts on a healthy
+	// fabric.
+	undoErr := undo()
 	flows, stopErr := agents.Stop()
 	cpu := m.stopCPU()
 	r.Flows = flows
+	if pc, ok := agents.(PacketCounter); ok {
+		r.Packets = pc.Packets()
+	}
 	r.Duration = time.Since(start)
 	hostPorts, err := m.ports(ctl, r)
-	loopErr = errors.Join(loopErr, err)
+	loopErr = errors.Join(loopErr, err, undoErr)
 	// Links `ftlab link set` slowed run at their new rate.
 	st.ApplyRates(r.Ports)
 	st.ApplyRates(hostPorts)
@@ -182,11 +189,18 @@ func settledStats(ctl *switchd.Lab) ([]switchd.PortStats, error) {
 // injectFaults applies the timeline from start on, in the background
 // until ctx ends; the returned channel gets each action as it is applied
 // and holds them all without blocking.
-func injectFaults(ctx context.Context, ctl *switchd.Lab, start time.Time, timeline []scenario.Action) chan results.FaultEvent {
+func injectFaults(ctx context.Context, ctl *switchd.Lab, start time.Time, timeline []scenario.Action) (chan results.FaultEvent, func() error) {
 	in := &injector{ctl: ctl, failed: map[int]bool{}}
 	faults := make(chan results.FaultEvent, len(timeline))
-	go in.runTimeline(ctx, start, timeline, func(ev results.FaultEvent) { faults <- ev })
-	return faults
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		in.runTimeline(ctx, start, timeline, func(ev results.FaultEvent) { faults <- ev })
+	}()
+	return faults, func() error {
+		<-done
+		return in.undo(timeline)
+	}
 }
 
 // exchange is the messages of one run between the runner and the agents:
