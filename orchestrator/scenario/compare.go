@@ -367,7 +367,9 @@ func canonical(n *yaml.Node) string {
 
 // labels names the values of an axis for cell names: a scalar by itself
 // (a path by its base name without extension), a flat mapping as
-// "key:value+key:value", an empty list as "none", anything else by its
+// "key:value+key:value", an empty list as "none", a list of up to three
+// flat mappings as their names joined by "@" (one fault:
+// "kind:corrupt+stage:leaf-spine+drop:1e-3"), anything else by its
 // position from 1. Characters that would upset shells or the cell-name
 // syntax become "_"; clashes get "#position".
 func labels(values []*yaml.Node) []string {
@@ -386,11 +388,15 @@ func labels(values []*yaml.Node) []string {
 		case v.Kind == yaml.MappingNode && mappingValue(v, "name") != nil && mappingValue(v, "name").Kind == yaml.ScalarNode:
 			s = mappingValue(v, "name").Value // an inline topology by its name
 		case v.Kind == yaml.MappingNode && flat(v):
+			s = flatLabel(v)
+		case v.Kind == yaml.SequenceNode && allFlat(v.Content):
+			// A short list of flat mappings, such as one fault: each
+			// mapping's label, joined by "@".
 			var parts []string
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				parts = append(parts, v.Content[j].Value+":"+yamldoc.Deref(v.Content[j+1]).Value)
+			for _, m := range v.Content {
+				parts = append(parts, flatLabel(yamldoc.Deref(m)))
 			}
-			s = strings.Join(parts, "+")
+			s = strings.Join(parts, "@")
 		default:
 			s = strconv.Itoa(i + 1)
 		}
@@ -406,6 +412,29 @@ func labels(values []*yaml.Node) []string {
 		}
 	}
 	return out
+}
+
+// flatLabel names a flat mapping "key:value+key:value".
+func flatLabel(m *yaml.Node) string {
+	var parts []string
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		parts = append(parts, m.Content[j].Value+":"+yamldoc.Deref(m.Content[j+1]).Value)
+	}
+	return strings.Join(parts, "+")
+}
+
+// allFlat reports whether a list holds one to three flat mappings and
+// nothing else (longer lists are named by their position).
+func allFlat(items []*yaml.Node) bool {
+	if len(items) == 0 || len(items) > 3 {
+		return false
+	}
+	for _, it := range items {
+		if it = yamldoc.Deref(it); it.Kind != yaml.MappingNode || !flat(it) {
+			return false
+		}
+	}
+	return true
 }
 
 func flat(m *yaml.Node) bool {

@@ -237,6 +237,31 @@ compare:
 	}
 }
 
+// TestCompareFaultLists: whole fault lists compared are named by their
+// faults: none for the empty list, a fault by its fields, two joined by
+// "@", and a list with a nested value by its position.
+func TestCompareFaultLists(t *testing.T) {
+	src := `topology: {kind: fattree, k: 4}
+workload: {kind: permutation}
+compare:
+  faults:
+    - []
+    - [{kind: corrupt, stage: agg-core, drop: 1e-3}]
+    - [{kind: corrupt, stage: agg-core, drop: 1e-3}, {kind: down, random: 1}]
+    - [{kind: corrupt, links: [e0-0~a0-1], drop: 1e-3}]
+`
+	s := mustParse(t, src, map[string]string{"go.mod": ""})
+	var names []string
+	for _, c := range s.Cells {
+		names = append(names, c.Name)
+	}
+	want := []string{"faults=none", "faults=kind:corrupt+stage:agg-core+drop:1e-3",
+		"faults=kind:corrupt+stage:agg-core+drop:1e-3@kind:down+random:1", "faults=4"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
 // TestConvergenceDelay: a scenario sets how long switches keep routes
 // through a failed link, and may compare delays; zero is refused (it
 // would silently mean the default).
