@@ -5,8 +5,8 @@ import (
 	"github.com/ftlab/ftlab/switchd"
 )
 
-// dataPlaneOf maps a cell's switch settings to the control plane's.
-func dataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
+// DataPlaneOf maps a cell's switch settings to the control plane's.
+func DataPlaneOf(c *scenario.Config, seed uint64) switchd.Config {
 	dp := switchd.Config{DataPlane: switchd.DataPlaneBPF, Seed: seed, Trim: c.Trimming, ProbeHeadroom: c.ProbeHeadroom,
 		ConvergenceDelay: c.ConvergenceDelay}
 	dp.Mode = switchd.ModeShaped

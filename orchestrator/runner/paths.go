@@ -32,7 +32,7 @@ type pathMap struct {
 // seed, or nil when its edge switches do not run ECMP or its topology is
 // unknown.
 func newPathMap(cfg *scenario.Config, seed uint64) *pathMap {
-	if cfg == nil || cfg.Topo() == nil || dataPlaneOf(cfg, seed).EdgePolicy != switchd.ECMP {
+	if cfg == nil || cfg.Topo() == nil || DataPlaneOf(cfg, seed).EdgePolicy != switchd.ECMP {
 		return nil
 	}
 	t := cfg.Topo()

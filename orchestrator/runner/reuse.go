@@ -30,7 +30,7 @@ func (c *cellLabs) forCell(ctx context.Context, cfg *scenario.Config, seed uint6
 	}
 	if c.built != nil {
 		if lab.SameShape(c.built.Topology, cfg.Topo()) == nil {
-			st, err := c.opt.Store.Reprogram(ctx, c.opt.LabName, dataPlaneOf(cfg, seed), cfg.Topo())
+			st, err := c.opt.Store.Reprogram(ctx, c.opt.LabName, DataPlaneOf(cfg, seed), cfg.Topo())
 			if err == nil {
 				c.built = st
 				return st, nil
@@ -44,7 +44,7 @@ func (c *cellLabs) forCell(ctx context.Context, cfg *scenario.Config, seed uint6
 	// The lab is the run's: a run killed before it could take it down
 	// leaves a leftover that ftlab cleanup removes.
 	st, err := c.opt.Store.Up(ctx, c.opt.LabName, cfg.Topo(), lab.UpOptions{
-		TopologyFile: cfg.Topology.Source, DataPlane: dataPlaneOf(cfg, seed), Owned: true,
+		TopologyFile: cfg.Topology.Source, DataPlane: DataPlaneOf(cfg, seed), Owned: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build lab: %w", err)
@@ -71,7 +71,7 @@ func (c *cellLabs) close() error {
 // (they are data-plane settings, so a scenario with rate or --rate can
 // run on a lab built at the topology's own rates).
 func reuseLab(ctx context.Context, opt Options, cfg *scenario.Config, seed uint64) (*lab.State, error) {
-	st, err := opt.Store.Reprogram(ctx, opt.ReuseLab, dataPlaneOf(cfg, seed), cfg.Topo())
+	st, err := opt.Store.Reprogram(ctx, opt.ReuseLab, DataPlaneOf(cfg, seed), cfg.Topo())
 	if err != nil {
 		return nil, fmt.Errorf("lab %s cannot run this scenario: %w", opt.ReuseLab, err)
 	}

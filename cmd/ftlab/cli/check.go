@@ -1,11 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,30 +14,44 @@ import (
 
 // checkFlags are ftlab check's flags.
 type checkFlags struct {
-	dir, results, rate  string
-	asJSON, recalibrate bool
+	dir, results, rate                  string
+	asJSON, recalibrate, quick, require bool
 }
 
-// options are the checks' options for the flags: each check's scenarios
-// run on a lab named check.
+// options are the checks' options for the flags: every scenario runs on
+// a lab named check, built once per fabric.
 func (f *checkFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) check.Options {
-	return check.Options{Dir: f.dir, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: f.results,
+	return check.Options{Dir: f.dir, Quick: f.quick, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: f.results,
 		Agents: agents, Version: b.Version, Commit: b.Commit}}
 }
+
+// errClaims is --require's failure: the report is printed, the exit code
+// says not every claim holds.
+var errClaims = errors.New("not every claim holds")
 
 func (a *app) checkCommand() *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
 		Use:   "check [name...]",
-		Short: "Run the paper checks: does a paper's claim hold in ftlab, scaled down?",
-		Long: `check runs the scenarios under scenarios/paper/ and, for each check (ofan,
-ordered-chaos, psn-path, rss-asymmetry; all when none is named), prints the
-paper's claim, how it was scaled down, ftlab's measurement, whether the claim
-HOLDS or DOES NOT HOLD, and the runs' fidelity verdict. A claim that does not
-hold is a finding and exits 0; only a check that could not run is an error.
+		Short: "Run the paper checks: do the papers' claims hold in ftlab, in the papers' regime?",
+		Long: `check runs the scenarios under scenarios/paper/, each a paper's setup in its
+regime (the same BDP in packets, congestion control, timers and comparison
+set, time-dilated: docs/regime.md), and for each check (ofan, ordered-chaos,
+psn-path, rss-asymmetry; all when none is named) prints every claim with the
+paper's number, ftlab's number, their ratio, the rule it is judged by, the
+fidelity of the runs it rests on and its verdict: HOLDS, DOES NOT HOLD,
+INCONCLUSIVE (runs whose fidelity is not OK, or too little data) or NO DATA.
+It writes report.md (a section per check, with figures as PNG and SVG) and
+checks.json under results/paper/check-<time>/. docs/paper-checks.md explains
+each check and its findings.
 
-The paper scenarios run at rates calibrated on a 2-vCPU machine; --rate auto
-runs each at the rate this machine sustains with an OK fidelity verdict
+A claim that does not hold is a finding and exits 0, unless --require, which
+exits non-zero unless every claim holds. --quick runs a reduced version of
+every check (one seed, fewer cells, small messages, at the scenarios' own
+rates) to show that the pipeline works; its claims are mostly INCONCLUSIVE.
+
+The paper scenarios run at fixed rates chosen for a 2-core machine; --rate
+auto runs each at the rate this machine sustains with an OK fidelity verdict
 (calibrating it once), --rate R at R.`,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,6 +62,9 @@ runs each at the rate this machine sustains with an OK fidelity verdict
 			if agentStarter == nil {
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
+			if f.quick && (f.rate != "" || f.recalibrate) {
+				return fmt.Errorf("--quick runs the reduced scenarios at their own rates: leave out --rate and --recalibrate")
+			}
 			opt := f.options(a.store, agentStarter, Build())
 			rf := defaultRateFlags()
 			opt.Load = func(path string) (*scenario.Scenario, error) {
@@ -58,67 +72,37 @@ runs each at the rate this machine sustains with an OK fidelity verdict
 			}
 			if !f.asJSON {
 				opt.Before = func(c, sc string) { fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc) }
+				opt.Done = func(r check.Result) { fmt.Fprintf(a.stderr, "check %s: %s (%.0f s)\n", r.Name, r.Verdict, r.Seconds) }
 			}
 			opt.Failed = func(c string, err error) { fmt.Fprintf(a.stderr, "check %s: %v\n", c, err) }
-			start := time.Now()
-			out, failed := check.RunAll(cmd.Context(), checks, opt)
-			errs := make([]string, len(failed))
-			for i, err := range failed {
-				errs[i] = err.Error()
+			rep, err := check.RunAll(cmd.Context(), checks, opt)
+			if rep == nil {
+				return err
 			}
 			if f.asJSON {
-				if err := a.printJSON(struct {
-					Results []check.Result `json:"results"`
-					Errors  []string       `json:"errors,omitempty"`
-				}{out, errs}); err != nil {
-					return err
+				if perr := a.printJSON(rep); perr != nil {
+					return perr
 				}
 			} else {
-				writeChecks(a.stdout, out)
-				fmt.Fprintf(a.stdout, "\n%d checks in %s\n", len(out), time.Since(start).Round(time.Second))
+				check.WriteText(a.stdout, rep)
 			}
-			if len(errs) > 0 {
-				return fmt.Errorf("%d of %d checks could not be evaluated", len(errs), len(checks))
+			switch {
+			case err != nil:
+				return err
+			case len(rep.Errors) > 0:
+				return fmt.Errorf("%d of %d checks could not be evaluated", len(rep.Errors), len(checks))
+			case f.require && !rep.Holds():
+				return errClaims
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.dir, "dir", "scenarios/paper", "directory holding the paper scenarios")
-	cmd.Flags().StringVar(&f.results, "results", "results/paper", "directory under which each scenario's results are written")
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results as JSON")
+	cmd.Flags().StringVar(&f.results, "results", "results/paper", "directory under which each scenario's results and the checks' report are written")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as JSON (checks.json's content)")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a reduced version of every check: the pipeline, not the claims")
+	cmd.Flags().BoolVar(&f.require, "require", false, "exit non-zero unless every claim holds")
 	cmd.Flags().StringVar(&f.rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
 	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
 	return cmd
-}
-
-// writeChecks prints the summary table, then each check in full.
-func writeChecks(w io.Writer, rs []check.Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHECK\tPAPER\tVERDICT\tFIDELITY")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Paper, verdictWord(r.Holds), r.Fidelity)
-	}
-	_ = tw.Flush()
-	for _, r := range rs {
-		fmt.Fprintf(w, "\n== %s: %s\n", r.Name, verdictWord(r.Holds))
-		fmt.Fprintf(w, "  paper's claim: %s (%s)\n", r.Claim, r.Paper)
-		fmt.Fprintf(w, "  scale-down:    %s\n", r.ScaleDown)
-		fmt.Fprintf(w, "  link rate:     %s\n", strings.Join(r.Rates, ", "))
-		if r.Note != "" {
-			fmt.Fprintf(w, "  how judged:    %s\n", r.Note)
-		}
-		fmt.Fprintf(w, "  measured:      %s\n", strings.ReplaceAll(r.Measurement, " | ", "\n                 "))
-		fmt.Fprintf(w, "  fidelity:      %s\n", r.Fidelity)
-		if r.RunError != "" {
-			fmt.Fprintf(w, "  run reported:  %s\n", r.RunError)
-		}
-		fmt.Fprintf(w, "  results:       %s\n", strings.Join(r.Dirs, ", "))
-	}
-}
-
-func verdictWord(holds bool) string {
-	if holds {
-		return "HOLDS"
-	}
-	return "DOES NOT HOLD"
 }

@@ -150,10 +150,11 @@ func TestCheckFlagsOptions(t *testing.T) {
 	parse(t, func(cmd *cobra.Command) {
 		cmd.Flags().StringVar(&f.dir, "dir", "scenarios/paper", "")
 		cmd.Flags().StringVar(&f.results, "results", "results/paper", "")
-	}, "--results", "out")
+		cmd.Flags().BoolVar(&f.quick, "quick", false, "")
+	}, "--results", "out", "--quick")
 	got := f.options(store, runner.InProcessAgents, BuildInfo{Version: "v"})
-	want := check.Options{Dir: "scenarios/paper", Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: "out", Version: "v"}}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(runner.Options{}, "Agents"), cmpopts.IgnoreFields(check.Options{}, "Load", "Before", "Failed")); diff != "" {
+	want := check.Options{Dir: "scenarios/paper", Quick: true, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: "out", Version: "v"}}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(runner.Options{}, "Agents"), cmpopts.IgnoreFields(check.Options{}, "Load", "Before", "Failed", "Done")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
