@@ -215,3 +215,23 @@ func TestMarkdownAndText(t *testing.T) {
 
 // silence unused helpers in builds without every test.
 var _ = results.StatusComplete
+
+func TestDelays(t *testing.T) {
+	sc := parseScenario(t, "s.yaml", `topology:
+  kind: leafspine
+  leaves: 2
+  spines: 2
+  hosts_per_leaf: 2
+  links: {rate: 100Gbit, delay: 1us}
+  switches:
+    s1: {delay: 5us}
+rate: 50Mbit
+workload: {kind: permutation}
+`)
+	if got, want := delays(sc.Cells[0].Config.Topo()), "host-leaf 2ms, leaf-spine 2ms-10ms"; got != want {
+		t.Errorf("delays %q, want %q (stretched 2000x)", got, want)
+	}
+	if got := delays(parseScenario(t, "s.yaml", "topology: {kind: fattree, k: 4}\nworkload: {kind: permutation}\n").Cells[0].Config.Topo()); got != "" {
+		t.Errorf("no delays: %q", got)
+	}
+}

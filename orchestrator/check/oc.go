@@ -47,9 +47,9 @@ var orderedChaosCheck = Check{
 	Scenarios: []string{ocIncast, ocTornado},
 	Quick: map[string]Reduction{
 		ocIncast: {Patch: []Patch{seeds(1), keep("trimming", 0), keep("faults", 1), keep("transport", 0, 5, 6),
-			set("256KiB", "workload", "size")}},
+			set("256KiB", "workload", "size"), drop("plb")}},
 		ocTornado: {Patch: []Patch{seeds(1), keep("trimming", 0), keep("faults", 1), keep("transport", 0, 6),
-			set("256KiB", "workload", "size")}},
+			set("256KiB", "workload", "size"), drop("plb")}},
 	},
 	Evaluate: evalOrderedChaos,
 }

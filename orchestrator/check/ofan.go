@@ -60,8 +60,8 @@ var ofanCheck = Check{
 	},
 	Scenarios: []string{ofanQueues, ofanCC, ofanREPS},
 	Quick: map[string]Reduction{
-		ofanQueues: {Patch: []Patch{keep("policy", 0, 4), keep("workload.size", 0, 1)}},
-		ofanCC:     {Patch: []Patch{seeds(1), keep("policy", 0, 2), keep("cc", 0), set("1MB", "workload", "size")}},
+		ofanQueues: {Patch: []Patch{keep("policy", 0, 4), keep("workload.size", 0, 1), drop("pofan"), drop("ar")}},
+		ofanCC:     {Patch: []Patch{seeds(1), keep("policy", 0, 2), keep("cc", 0), set("1MB", "workload", "size"), drop("pofan")}},
 		ofanREPS:   {Skip: true},
 	},
 	Evaluate: evalOfan,

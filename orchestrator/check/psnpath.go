@@ -36,7 +36,7 @@ var psnPathCheck = Check{
 	},
 	Scenarios: []string{psnMain, psnAblation},
 	Quick: map[string]Reduction{
-		psnMain:     {Patch: []Patch{seeds(1), keep("transport", 0, 1), set("32KiB", "workload", "size")}},
+		psnMain:     {Patch: []Patch{seeds(1), keep("transport", 0, 1), set("32KiB", "workload", "size"), drop("rss")}},
 		psnAblation: {Skip: true},
 	},
 	Evaluate: evalPSNPath,

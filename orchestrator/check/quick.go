@@ -31,6 +31,8 @@ type Patch struct {
 	// Keep, instead of Value, keeps only these items (by index) of the
 	// list at Path.
 	Keep []int
+	// Delete removes the key at Path (a parameter block no cell left uses).
+	Delete bool
 }
 
 // loadReduced reads a scenario file, applies the patches and checks the
@@ -77,6 +79,14 @@ func apply(m *yaml.Node, p Patch) error {
 		}
 		last := i == len(p.Path)-1
 		switch {
+		case last && p.Delete:
+			for j := 0; j+1 < len(m.Content); j += 2 {
+				if m.Content[j].Value == key {
+					m.Content = append(m.Content[:j], m.Content[j+2:]...)
+					return nil
+				}
+			}
+			return fmt.Errorf("no key %q to delete", key)
 		case last && p.Keep != nil:
 			if val == nil || val.Kind != yaml.SequenceNode {
 				return fmt.Errorf("no list to keep items of")
@@ -118,3 +128,5 @@ func keep(path string, items ...int) Patch {
 }
 
 func set(value string, path ...string) Patch { return Patch{Path: path, Value: value} }
+
+func drop(path ...string) Patch { return Patch{Path: path, Delete: true} }

@@ -117,6 +117,9 @@ func section(w io.Writer, r Result) {
 	if r.Skipped != "" {
 		fmt.Fprintf(w, "\nNot run: %s.\n", r.Skipped)
 	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "\nError: %s\n", cell(e))
+	}
 	for _, s := range r.Runs {
 		if s.RunError != "" {
 			fmt.Fprintf(w, "\n%s reported: %s\n", s.File, cell(s.RunError))
@@ -194,6 +197,9 @@ func WriteText(w io.Writer, rep *Report) {
 		}
 		if r.Skipped != "" {
 			fmt.Fprintf(w, "  not run: %s\n", r.Skipped)
+		}
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  error: %s\n", e)
 		}
 	}
 	for _, e := range rep.Errors {

@@ -50,6 +50,7 @@ type Result struct {
 	Tables  string           `json:"tables,omitempty"`  // markdown
 	Seconds float64          `json:"seconds"`
 	Skipped string           `json:"skipped,omitempty"` // scenarios that did not run
+	Errors  []string         `json:"errors,omitempty"`  // figures that could not be drawn
 }
 
 // ScenarioResult is one scenario of a check as it ran: where its results
@@ -195,7 +196,7 @@ func runOne(ctx context.Context, c Check, opt Options, labs *labSet, reportDir s
 		f.Name = c.Name + "-" + f.Name
 		files, err := figure.Write(reportDir, f)
 		if err != nil {
-			return res, err
+			res.Errors = append(res.Errors, err.Error())
 		}
 		for _, file := range files {
 			res.Figures = append(res.Figures, filepath.Base(file))
@@ -215,7 +216,11 @@ func runScenario(ctx context.Context, file string, sc *scenario.Scenario, ro run
 	}
 	cfg := sc.Cells[0].Config
 	sr.Rate, sr.regime = RateOf(sc), cfg.Regime
-	sr.Regime = cfg.Regime.Describe(sigmaOf(cfg))
+	sigma := 0
+	for _, c := range sc.Cells {
+		sigma = max(sigma, sigmaOf(c.Config))
+	}
+	sr.Regime = cfg.Regime.Describe(sigma)
 	sr.Delays = delays(cfg.Topo())
 	if err := labs.forScenario(ctx, sc); err != nil {
 		return sr, nil, err

@@ -110,7 +110,14 @@ const (
 // Write draws f into dir as Name.png and Name.svg and returns their
 // paths. Empty panels (nothing measured) are drawn with "(no data)" in
 // their title rather than failing.
-func Write(dir string, f Figure) ([]string, error) {
+func Write(dir string, f Figure) (files []string, err error) {
+	// The plotting library panics on data it cannot scale; a figure that
+	// cannot be drawn is an error of its own, not the end of the caller.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("figure %s: %v", f.Name, r)
+		}
+	}()
 	if f.Name == "" || len(f.Panels) == 0 {
 		return nil, errors.New("figure: a figure needs a name and a panel")
 	}
@@ -155,7 +162,6 @@ func Write(dir string, f Figure) ([]string, error) {
 			}
 		}
 	}
-	var files []string
 	var errs []error
 	save := func(ext string, wr io.WriterTo) {
 		file := filepath.Join(dir, f.Name+"."+ext)
@@ -218,6 +224,9 @@ func draw1(p Panel) (*plot.Plot, error) {
 			pl.Y.Min = min(pl.Y.Min, y*0.95)
 		}
 	}
+	if !any {
+		p.LogX, p.LogY = false, false // an empty log axis has no range
+	}
 	if p.LogY {
 		if pl.Y.Min <= 0 {
 			pl.Y.Min = positiveMin(p)
@@ -234,9 +243,7 @@ func draw1(p Panel) (*plot.Plot, error) {
 	}
 	if !any {
 		pl.X.Min, pl.X.Max = 0, 1
-		if !p.LogY {
-			pl.Y.Min, pl.Y.Max = 0, 1
-		}
+		pl.Y.Min, pl.Y.Max = 0, 1
 	}
 	return pl, nil
 }

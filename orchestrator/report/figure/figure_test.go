@@ -21,6 +21,7 @@ func testFigure() Figure {
 		{Title: "share", X: "time (tau)", Y: "share", Kind: Lines, Series: []Series{{Name: "slow path", Points: []Point{{0, 0.25}, {5, 0.1}, {10, 0.07}}}},
 			Refs: []Ref{{Label: "capacity share", Y: 0.0625}}, YMin: 0, YMax: 0.5},
 		{Title: "nothing", Kind: Lines},
+		{Title: "nothing on a log axis", Kind: Distributions, LogY: true, Categories: []string{"a"}, Series: []Series{{Name: "x", Samples: [][]float64{nil}}}},
 	}}
 }
 
@@ -52,7 +53,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"A test figure", "FCT", "RTOs", "capacity share", "nothing (no data)", "no trimming"} {
+	for _, want := range []string{"A test figure", "FCT", "RTOs", "capacity share", "nothing (no data)", "nothing on a log axis (no data)", "no trimming"} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("svg lacks %q", want)
 		}
