@@ -16,8 +16,12 @@ import (
 	"github.com/ftlab/ftlab/switchd"
 )
 
-// drainAcks is how long a complete run still takes the agents' events, so
-// the last acknowledgements reach their senders before the agents stop.
+// drainAcks is how long a complete run at least still takes the agents'
+// events, so the last acknowledgements reach their senders before the
+// agents stop; a fabric whose maximum RTT is longer (link delays) drains
+// for two of them, so that the copies still in flight when the last
+// message was delivered (its last ACKs, retransmissions sent before they
+// arrived) land before the hosts' packet counts are read.
 const drainAcks = 200 * time.Millisecond
 
 // runOnce runs one repetition: agents up, messages released on time and
@@ -45,7 +49,7 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	faults, undo := injectFaults(runCtx, ctl, start, run.Timeline)
 	loopErr := x.run(ctx, start, cell.Config.Timeout, faults)
 	if r.Status == results.StatusComplete {
-		x.drain(drainAcks)
+		x.drain(max(drainAcks, 2*cell.Config.MaxRTT))
 	}
 
 	cancel()
