@@ -254,6 +254,34 @@ func TestTrimming(t *testing.T) {
 		}
 	})
 
+	t.Run("probes queue behind the data, in the normal class", func(t *testing.T) {
+		// Ordered Chaos IV-B: probes are low priority; in the priority
+		// class they would overtake the data of their own path.
+		f := shapedFixture(t, true, 1200, 0)
+		for range 2 {
+			f.runTC(lmFrame(0))
+		}
+		b, err := wire.Marshal(&wire.Packet{Header: wire.Header{Type: wire.TypeRTX, Flow: 1, PSN: 7}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := frame{dst: hostAddr(1), data: b}.bytes()
+		before, _ := f.s.QueueStats(1)
+		v, _, ctx := f.runTC(probe)
+		after, _ := f.s.QueueStats(1)
+		if v != tcRedirect || ctx.priority() == TrimPriority {
+			t.Fatalf("probe: verdict %d priority %#x, want redirect in the normal class", v, ctx.priority())
+		}
+		if after.Bytes-before.Bytes != uint64(len(probe)) {
+			t.Errorf("the probe took %d bytes of the queue, want its %d", after.Bytes-before.Bytes, len(probe))
+		}
+		f.runTC(probe) // 1000 + 2 x 78 bytes fit in 1200, a third does not
+		v, _, _ = f.runTC(probe)
+		if v != tcShot {
+			t.Errorf("a probe into a full buffer: verdict %d, want a drop (probes are not trimmed)", v)
+		}
+	})
+
 	t.Run("non-udp data packet is dropped, not trimmed", func(t *testing.T) {
 		f := shapedFixture(t, true, 1200, 0)
 		for range 2 {

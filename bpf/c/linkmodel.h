@@ -115,9 +115,13 @@ static __always_inline int fifo_arrive(struct fifo *q, const struct port_cfg *pc
 	q->hist[bucket & (HIST_BUCKETS - 1)] += 1;
 
 	acc = lp->len;
-	if (lp->trim_on && !lp->is_data) {
+	if (lp->trim_on && !lp->is_data && !lp->is_probe) {
 		/* Header-only packets go to the priority class when trimming
-		 * is on (NDP-style): they use link time but never the buffer. */
+		 * is on (NDP-style): they use link time but never the buffer.
+		 * Not the transport's probes: they are low priority (Ordered
+		 * Chaos IV-B) and must queue behind the data they speak for, or
+		 * a probe overtakes the packets of its own path and the receiver
+		 * takes them for lost. */
 		verdict = LM_FWD_PRIO;
 	} else if (backlog + lp->len > fifo_limit(pc, lp)) {
 		if (!lp->trim_on || !lp->trim_len)

@@ -143,10 +143,10 @@ int tc_shaped(struct __sk_buff *skb)
 	lp.is_data = pkt_class(&p, cfg->ack_thr) == CLASS_DATA;
 	lp.ect = (p.tos & 0x3) == 1 || (p.tos & 0x3) == 2;
 	lp.trim_on = cfg->trim != 0;
-	if (cfg->probe_ppm) {
-		lp.reserve = epc->buffer_bytes * cfg->probe_ppm / PPM;
+	if (cfg->probe_ppm || lp.trim_on)
 		lp.is_probe = is_ftl_probe(&p, data_end);
-	}
+	if (cfg->probe_ppm)
+		lp.reserve = epc->buffer_bytes * cfg->probe_ppm / PPM;
 	if (epc->rate_bps) {
 		struct fifo *q = bpf_map_lookup_elem(&fifos, &epp);
 
