@@ -125,7 +125,7 @@ func setupOnce(ctx context.Context, topo *topology.Topology) (sm setupSample, er
 				}
 			}
 			dp := switchd.Config{DataPlane: switchd.DataPlaneBPF, Mode: mode}
-			st, err := store.Up(ctx, setupLab, topo, lab.UpOptions{DataPlane: dp})
+			st, err := store.Up(ctx, setupLab, topo, lab.UpOptions{DataPlane: dp, Owned: true})
 			if err != nil {
 				return 0, 0, fmt.Errorf("up %s: %w", mode, err)
 			}

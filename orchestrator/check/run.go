@@ -303,7 +303,10 @@ func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
 	if len(sc.Cells[0].Runs) > 0 {
 		seed = sc.Cells[0].Runs[0].Seed
 	}
-	if _, err := l.store.Up(ctx, l.name, t, lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed)}); err != nil {
+	// The lab is the check's: a check killed before it could take it
+	// down leaves a leftover that plain ftlab cleanup removes.
+	opt := lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed), Owned: true}
+	if _, err := l.store.Up(ctx, l.name, t, opt); err != nil {
 		return fmt.Errorf("build lab %s: %w", l.name, err)
 	}
 	l.shape = shape
