@@ -451,8 +451,8 @@ func (a *agent) configure(c *control.Configure) error {
 			return err
 		}
 		a.rxDelay, a.txDelay = map[msgKey]*transport.DelayRecord{}, map[uint32]*transport.DelayRecord{}
-		// Releases may coalesce, but within a quarter of the quantum:
-		// the verdict holds them to a tenth of a packet time.
+		// Releases may coalesce, but within a quarter of the quantum (a
+		// sixteenth of a packet time), well inside the verdict's limit.
 		a.line = newDelayLine(a.slot, quantum(t)/4, time.Duration(t.AccessDelayNs), time.Duration(t.AccessJitterNs), t.Seed,
 			a.conn.MaxPayload(), a.released)
 	}

@@ -53,11 +53,20 @@ const (
 	// them, left packets queued behind them.
 	SaturatedMinGaps   = 100
 	SaturatedBusyShare = 0.5
-	// MaxDelayLate: the delay lines (link delays emulated at the
-	// receivers) handing packets on later than their ideal arrival by
-	// more than this share of a full-size packet's time on average give
-	// WARN.
-	MaxDelayLate = 0.10
+	// MaxDelayLatePackets and MaxDelayLateRTT: the delay lines (link
+	// delays emulated at the receivers) handing packets on later than
+	// their ideal arrival, on average, by more than this many full-size
+	// packet times or more than this share of the round trip the delays
+	// make (twice the mean one-way delay applied), whichever is less,
+	// give WARN (DelayInput.LateLimitNs). The line sits after every
+	// queue, so its lateness changes nothing a switch sees; it changes
+	// when the receiver (and, for ACKs, the sender) sees a packet. Under
+	// a packet time a path's arrivals keep their order and slots, and a
+	// delay-based congestion control sees less than one packet of
+	// phantom queueing; under 1% of the RTT the RTT samples that RTO,
+	// tau and RSS's metric rest on move by under 2%.
+	MaxDelayLatePackets = 1.0
+	MaxDelayLateRTT     = 0.01
 	// Same-EV reordering (when checked) and unexplained drops: any gives
 	// FAIL.
 )
@@ -124,6 +133,22 @@ type DelayInput struct {
 	PacketNs float64 `json:"packet_ns"`
 }
 
+// LateLimitNs is the mean lateness above which the verdict WARNs: the
+// smaller of MaxDelayLatePackets packet times and MaxDelayLateRTT of the
+// delays' round trip (0: no limit, the line held nothing).
+func (d DelayInput) LateLimitNs() float64 {
+	if d.Packets == 0 || d.PacketNs <= 0 {
+		return 0
+	}
+	return min(MaxDelayLatePackets*d.PacketNs, MaxDelayLateRTT*2*d.MeanDelayNs)
+}
+
+// Late reports whether the delay lines were later than LateLimitNs.
+func (d DelayInput) Late() bool {
+	lim := d.LateLimitNs()
+	return lim > 0 && d.MeanLateNs > lim
+}
+
 // Inputs are everything the verdict looks at, as recorded for one run.
 type Inputs struct {
 	CPU    *CPUStats   `json:"cpu,omitempty"` // nil: not sampled
@@ -181,13 +206,13 @@ func Judge(in Inputs) Report {
 		flag(WARN, "senders' pacing error %.1f%% (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late)",
 			100*e, 100*MaxPacingError, 100*in.Pacing.WorstError, float64(in.Pacing.MaxLateNs)/1e6)
 	}
-	if d := in.Delay; d.Packets > 0 && d.PacketNs > 0 && d.MeanLateNs > MaxDelayLate*d.PacketNs {
+	if d := in.Delay; d.Late() {
 		p99 := "over 1ms"
 		if d.P99LateBelowNs >= 0 {
 			p99 = fmt.Sprintf("within %.0fµs", float64(d.P99LateBelowNs)/1e3)
 		}
-		flag(WARN, "link delays emulated late: packets left the delay lines %.0fµs after their ideal arrival on average (limit %.0f%% of a %.0fµs packet time; 99%% %s, worst %.2fms, of %.2fms of delay on average)",
-			d.MeanLateNs/1e3, 100*MaxDelayLate, d.PacketNs/1e3, p99, float64(d.MaxLateNs)/1e6, d.MeanDelayNs/1e6)
+		flag(WARN, "link delays emulated late: packets left the delay lines %.0fµs after their ideal arrival on average (limit %.0fµs: the less of %.0f packet time of %.0fµs and %.0f%% of the delays' %.2fms round trip; 99%% %s, worst %.2fms)",
+			d.MeanLateNs/1e3, d.LateLimitNs()/1e3, MaxDelayLatePackets, d.PacketNs/1e3, 100*MaxDelayLateRTT, 2*d.MeanDelayNs/1e6, p99, float64(d.MaxLateNs)/1e6)
 	}
 	if in.LinksUnmeasured != "" {
 		flag(WARN, "link rates not measured: %s", in.LinksUnmeasured)

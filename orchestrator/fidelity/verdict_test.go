@@ -34,11 +34,24 @@ func TestJudge(t *testing.T) {
 			wantVerdict: OK,
 		},
 		{
-			name: "delay lines late by more than a tenth of a packet",
+			name: "delay lines late by under a packet time and 1% of the RTT",
 			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true,
-				Delay: DelayInput{Packets: 5000, MeanDelayNs: 6e6, MeanLateNs: 45e3, MaxLateNs: 2.5e6, P99LateBelowNs: -1, PacketNs: 300e3}},
+				Delay: DelayInput{Packets: 5000, MeanDelayNs: 22.5e6, MeanLateNs: 134e3, MaxLateNs: 4.2e6, P99LateBelowNs: -1, PacketNs: 337e3}},
+			wantVerdict: OK,
+		},
+		{
+			name: "delay lines late by more than a packet time",
+			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true,
+				Delay: DelayInput{Packets: 5000, MeanDelayNs: 30e6, MeanLateNs: 350e3, MaxLateNs: 2.5e6, P99LateBelowNs: -1, PacketNs: 300e3}},
 			wantVerdict: WARN,
-			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 45µs after their ideal arrival on average (limit 10% of a 300µs packet time; 99% over 1ms, worst 2.50ms, of 6.00ms of delay on average)"},
+			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 350µs after their ideal arrival on average (limit 300µs: the less of 1 packet time of 300µs and 1% of the delays' 60.00ms round trip; 99% over 1ms, worst 2.50ms)"},
+		},
+		{
+			name: "delay lines late by more than 1% of the round trip",
+			in: Inputs{CPU: idleCPU, Pacing: goodPacing, OrderChecked: true,
+				Delay: DelayInput{Packets: 5000, MeanDelayNs: 6e6, MeanLateNs: 150e3, MaxLateNs: 900e3, P99LateBelowNs: 500e3, PacketNs: 300e3}},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 150µs after their ideal arrival on average (limit 120µs: the less of 1 packet time of 300µs and 1% of the delays' 12.00ms round trip; 99% within 500µs, worst 0.90ms)"},
 		},
 		{
 			name:        "saturated CPU",
