@@ -49,8 +49,9 @@ type Config struct {
 	// InitialRTO is used before the first RTT sample (default: HostParams;
 	// RTORFC6298 only).
 	InitialRTO time.Duration
-	// MinRTO and MaxRTO bound the RTO (defaults: HostParams, and 1 s);
-	// under RTOPaper only MaxRTO does, capping the backoff.
+	// MinRTO and MaxRTO bound the RTO (defaults: HostParams, and the
+	// larger of DefaultMaxRTO and DefaultMaxRTORTTs base RTTs); under
+	// RTOPaper only MaxRTO does, capping the backoff.
 	MinRTO, MaxRTO time.Duration
 	// RTOGranularity rounds the retransmission timer's deadlines up to a
 	// multiple of itself (default a quarter of the smallest timeout:
@@ -74,6 +75,10 @@ const (
 	DefaultOverhead    = 14 + 20 + 8
 	DefaultMaxRTO      = time.Second
 	DefaultMaxRecvSpan = 1 << 20
+	// DefaultMaxRTORTTs keeps the backoff's room in RTTs on a
+	// time-dilated fabric: at 20 Mbit/s an emulated RTT can take 250 ms,
+	// and a fixed 1 s cap would sit below the 4-RTT minimum RTO.
+	DefaultMaxRTORTTs = 64
 )
 
 func (c *Config) fill(maxPayload int) error {
@@ -112,7 +117,7 @@ func (c *Config) fill(maxPayload int) error {
 	defDur(&c.RTOAllowance, host.RTOAllowance)
 	defDur(&c.InitialRTO, host.InitialRTO)
 	defDur(&c.MinRTO, host.MinRTO)
-	defDur(&c.MaxRTO, DefaultMaxRTO)
+	defDur(&c.MaxRTO, max(DefaultMaxRTO, DefaultMaxRTORTTs*c.BaseRTT))
 	floor := c.MinRTO
 	if c.RTO == RTOPaper {
 		floor = c.paperRTO()

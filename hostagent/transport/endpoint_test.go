@@ -228,6 +228,26 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestMaxRTOScalesWithRTT: on a time-dilated fabric (a 250 ms base RTT)
+// the default RTO bounds keep their room in RTTs: the 4-RTT minimum is
+// above the fixed 1 s cap, which gives way to 64 RTTs, and the backoff
+// doubles from the 8-RTT initial RTO up to that cap.
+func TestMaxRTOScalesWithRTT(t *testing.T) {
+	clk := clock.NewVirtual()
+	conn := &wireConn{addr: netip.MustParseAddr("192.0.2.1")}
+	ep, err := transport.NewEndpoint(transport.Config{Scheme: fixedScheme{}, BaseRTT: 250 * time.Millisecond}, clk, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := ep.OpenFlow(peer)
+	_, _ = f.Send(100)
+	// 2 s, then 4, 8 and 16 s of backoff, then capped at 16 s.
+	want := []clock.Time{2e9, 6e9, 14e9, 30e9, 46e9}
+	if times := nextSends(conn, clk, len(want)); !slices.Equal(times, want) {
+		t.Fatalf("retransmissions at %v, want %v", times, want)
+	}
+}
+
 // TestPaperRTO: with RTO "paper" the timeout is the fabric's maximum
 // unloaded RTT plus the allowance, before any sample and after, however
 // short the RTTs measured; it still backs off and an ACK resets that.
