@@ -113,13 +113,13 @@ timeout: 60s
 
 // TestLinkDelay: with a delay on every link of a real k=4 lab, each
 // flow's smallest RTT is the one without delays plus twice its path's
-// delay (2, 4 or 6 links each way), within 5%; nothing is reordered on a
-// path, and the delay lines keep to their times (no WARN of theirs; a
-// machine busy with other work may still WARN of its CPU).
+// delay (2, 4 or 6 links each way), within 5% when the run is judged OK
+// (never below it in any case); nothing is reordered on a path, and the
+// verdict WARNs of late delay lines exactly when they were late.
 func TestLinkDelay(t *testing.T) {
 	testlab.RequireRoot(t)
 	const delay = time.Millisecond
-	base, _ := runDelay(t, 0)
+	base, baseRun := runDelay(t, 0)
 	got, run := runDelay(t, delay)
 	topo, err := topology.NewFatTree(4)
 	if err != nil {
@@ -140,6 +140,12 @@ func TestLinkDelay(t *testing.T) {
 		}
 		return 2
 	}
+	f := run.Fidelity
+	if f == nil || baseRun.Fidelity == nil {
+		t.Fatal("run not judged")
+	}
+	// Both runs kept up: the 5% bound applies.
+	kept := f.Verdict == fidelity.OK && baseRun.Fidelity.Verdict == fidelity.OK
 	if len(got) != 3 || len(base) != 3 {
 		t.Fatalf("%d and %d flows, want 3 each", len(got), len(base))
 	}
@@ -149,13 +155,19 @@ func TestLinkDelay(t *testing.T) {
 			t.Fatalf("flow %v has no run without delay", k)
 		}
 		want := b + 2*time.Duration(links(k[0], k[1]))*delay
-		if d := rtt - want; d > want/20 || d < -want/20 {
-			t.Errorf("%s -> %s (%d links): min RTT %v, want %v (%v without delays) within 5%%", k[0], k[1], links(k[0], k[1]), rtt, want, b)
+		// The delays are always applied: never below them. Within 5% of
+		// the base RTT plus them when the verdict says the machine kept
+		// up; a saturated CPU makes samples late (in either run), and
+		// the verdict must then say so (checked below).
+		d := rtt - want
+		switch {
+		case rtt < 2*time.Duration(links(k[0], k[1]))*delay:
+			t.Errorf("%s -> %s (%d links): min RTT %v, below the delays' own %v", k[0], k[1], links(k[0], k[1]), rtt, 2*time.Duration(links(k[0], k[1]))*delay)
+		case (d > want/20 || d < -want/20) && kept:
+			t.Errorf("%s -> %s (%d links): min RTT %v, want %v (%v without delays) within 5%% in runs judged OK", k[0], k[1], links(k[0], k[1]), rtt, want, b)
+		case d > want/20 || d < -want/20:
+			t.Logf("%s -> %s: min RTT %v, %v off %v, runs judged %s and %s (without delays): %v", k[0], k[1], rtt, d, want, f.Verdict, baseRun.Fidelity.Verdict, f.Reasons)
 		}
-	}
-	f := run.Fidelity
-	if f == nil {
-		t.Fatal("run not judged")
 	}
 	if f.ReorderedSameEV != 0 || !f.OrderChecked {
 		t.Errorf("same-EV reordering %d (checked %v)", f.ReorderedSameEV, f.OrderChecked)
@@ -166,8 +178,8 @@ func TestLinkDelay(t *testing.T) {
 	}
 	// How late the delay lines are depends on the CPU they get, which
 	// other work on the machine takes: whatever it was, the verdict must
-	// say so exactly when they were later than a tenth of a packet time.
-	late := d.MeanLateNs > fidelity.MaxDelayLate*d.PacketNs
+	// say so exactly when they were later than its limit.
+	late := d.Late()
 	said := false
 	for _, r := range f.Reasons {
 		if strings.HasPrefix(r, "FAIL") {
