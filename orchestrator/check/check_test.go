@@ -211,6 +211,17 @@ func TestMarkdownAndText(t *testing.T) {
 	if rep.Holds() {
 		t.Error("a report with a claim of NO DATA holds")
 	}
+	rep.Interrupted = "interrupted (context canceled) during check d"
+	md.Reset()
+	txt.Reset()
+	Markdown(&md, rep)
+	WriteText(&txt, rep)
+	if want := "**Incomplete**: interrupted (context canceled) during check d"; !strings.Contains(md.String(), want) {
+		t.Errorf("markdown of an interrupted report lacks %q", want)
+	}
+	if want := "incomplete: interrupted (context canceled) during check d"; !strings.Contains(txt.String(), want) {
+		t.Errorf("text of an interrupted report lacks %q", want)
+	}
 }
 
 // silence unused helpers in builds without every test.

@@ -70,6 +70,9 @@ func Markdown(w io.Writer, rep *Report) {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "\nCould not be evaluated: %s\n", e)
 	}
+	if rep.Interrupted != "" {
+		fmt.Fprintf(w, "\n**Incomplete**: %s; the checks after it did not run.\n", rep.Interrupted)
+	}
 	for _, r := range rep.Results {
 		section(w, r)
 	}
@@ -204,6 +207,9 @@ func WriteText(w io.Writer, rep *Report) {
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(w, "\ncould not be evaluated: %s\n", e)
+	}
+	if rep.Interrupted != "" {
+		fmt.Fprintf(w, "\nincomplete: %s; the checks after it did not run\n", rep.Interrupted)
 	}
 	if rep.Dir != "" {
 		fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(rep.Dir, ReportFile))

@@ -82,6 +82,9 @@ type Report struct {
 	Finished time.Time `json:"finished"`
 	Results  []Result  `json:"results"`
 	Errors   []string  `json:"errors,omitempty"`
+	// Interrupted says why the checks stopped before the last one ran
+	// (empty: they all ran); the checks that finished are in Results.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Verdict is the worst of the checks' verdicts (NO DATA without any).
@@ -136,6 +139,7 @@ func RunAll(ctx context.Context, checks []Check, opt Options) (*Report, error) {
 				opt.Failed(c.Name, err)
 			}
 			if ctx.Err() != nil {
+				rep.Interrupted = fmt.Sprintf("interrupted (%v) during check %s", ctx.Err(), c.Name)
 				break
 			}
 			continue
@@ -235,7 +239,7 @@ func runScenario(ctx context.Context, file string, sc *scenario.Scenario, ro run
 		return sr, nil, err
 	}
 	if ctx.Err() != nil {
-		return sr, nil, ctx.Err()
+		return sr, nil, fmt.Errorf("%s interrupted (%w): the runs that finished are kept in %s", file, ctx.Err(), dir)
 	}
 	if err != nil {
 		sr.RunError = err.Error()

@@ -89,6 +89,8 @@ auto runs each at the rate this machine sustains with an OK fidelity verdict
 			switch {
 			case err != nil:
 				return err
+			case rep.Interrupted != "":
+				return fmt.Errorf("%s; the report of the checks that finished is in %s", rep.Interrupted, rep.Dir)
 			case len(rep.Errors) > 0:
 				return fmt.Errorf("%d of %d checks could not be evaluated", len(rep.Errors), len(checks))
 			case f.require && !rep.Holds():
