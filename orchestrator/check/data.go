@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -294,4 +295,87 @@ func ms(s float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f ms", 1e3*s)
+}
+
+// MinOKShare is the least share of a claim's seeds that must remain, and
+// MinOKSeeds the fewest (or all, when there are fewer), once the seeds
+// with a run not judged OK are left out (pairOK).
+const (
+	MinOKShare = 0.75
+	MinOKSeeds = 2
+)
+
+// pairOK restricts the cells a claim compares to the repetitions (seeds)
+// in which every one of them has a run judged OK. A run the machine may
+// have distorted is left out together with the other cells' runs of the
+// same seed, so the comparison stays paired: the same workload, faults
+// and hash seeds on every side. When enough seeds remain (MinOKShare,
+// MinOKSeeds) it returns the restricted cells, fidelity OK and a note of
+// what was left out ("" when nothing was); otherwise the cells as they
+// were, their worst fidelity and why the claim cannot be judged on OK
+// runs. Nil cells stay nil (missingCells reports them).
+func pairOK(cells ...*CellData) (out []*CellData, fid fidelity.Verdict, note string) {
+	seeds := map[int]bool{}
+	bad := map[int][]string{}
+	for _, c := range cells {
+		if c == nil {
+			continue
+		}
+		for _, r := range c.Runs {
+			seeds[r.Meta.Repetition] = true
+			switch {
+			case r.Meta.Fidelity == nil:
+				bad[r.Meta.Repetition] = append(bad[r.Meta.Repetition], c.Name()+" not judged")
+			case r.Meta.Fidelity.Verdict != fidelity.OK:
+				bad[r.Meta.Repetition] = append(bad[r.Meta.Repetition], c.Name()+" "+string(r.Meta.Fidelity.Verdict))
+			}
+		}
+	}
+	all := worst(fidelities(cells)...)
+	if len(bad) == 0 || len(seeds) == 0 {
+		return cells, all, ""
+	}
+	kept := len(seeds) - len(bad)
+	need := max(min(MinOKSeeds, len(seeds)), int(math.Ceil(MinOKShare*float64(len(seeds)))))
+	left := slices.Sorted(maps.Keys(bad))
+	var why []string
+	for _, rep := range left {
+		why = append(why, fmt.Sprintf("%d (%s)", rep, strings.Join(bad[rep], ", ")))
+	}
+	if kept < need {
+		return cells, all, fmt.Sprintf("%d of %d seeds have every run OK, fewer than %d; not OK: repetition %s", kept, len(seeds), need, strings.Join(why, "; "))
+	}
+	out = make([]*CellData, len(cells))
+	for i, c := range cells {
+		if c == nil {
+			continue
+		}
+		k := &CellData{Cell: c.Cell}
+		for _, r := range c.Runs {
+			if _, drop := bad[r.Meta.Repetition]; !drop {
+				k.Runs = append(k.Runs, r)
+			}
+		}
+		out[i] = k
+	}
+	return out, worst(fidelities(out)...), fmt.Sprintf("judged on the %d of %d seeds with every run OK; left out: repetition %s", kept, len(seeds), strings.Join(why, "; "))
+}
+
+// fidelities are the cells' verdicts, nil cells left out.
+func fidelities(cells []*CellData) []fidelity.Verdict {
+	var vs []fidelity.Verdict
+	for _, c := range cells {
+		if c != nil {
+			vs = append(vs, c.Fidelity())
+		}
+	}
+	return vs
+}
+
+// withNote appends pairOK's note to a claim's detail.
+func withNote(detail, note string) string {
+	if note == "" {
+		return detail
+	}
+	return detail + " [" + note + "]"
 }

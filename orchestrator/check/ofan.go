@@ -295,20 +295,23 @@ func ofanCCClaims(cc, reps *Data, tables *strings.Builder) []Claim {
 	if m := missingCells(map[string]*CellData{"ofan/dctcp": of, "pofan/dctcp": pof}); m != "" {
 		small.judge(false, "", "", m)
 	} else {
+		cells, fid, note := pairOK(of, pof)
+		of, pof := cells[0], cells[1]
 		io, ip := meanOf(of.PerSeed(cctIncrease)), meanOf(pof.PerSeed(cctIncrease))
 		small.Measured = 100 * max(io, ip)
-		small.Detail = fmt.Sprintf("CCT increase Ofan %s, pOfan %s", Spread(of.PerSeed(cctIncrease), pctOf), Spread(pof.PerSeed(cctIncrease), pctOf))
-		small.judge(max(io, ip) <= SmallIncrease, worst(of.Fidelity(), pof.Fidelity()), joinNonEmpty(of.Incomplete(), pof.Incomplete()), "")
+		small.Detail = withNote(fmt.Sprintf("CCT increase Ofan %s, pOfan %s", Spread(of.PerSeed(cctIncrease), pctOf), Spread(pof.PerSeed(cctIncrease), pctOf)), note)
+		small.judge(max(io, ip) <= SmallIncrease, fid, joinNonEmpty(of.Incomplete(), pof.Incomplete()), "")
 	}
 	if m := missingCells(map[string]*CellData{"ofan/dctcp": of, "ar/dctcp": ar, "reps/dctcp": rp}); m != "" {
 		several.judge(false, "", "", m)
 	} else {
+		cells, fid, note := pairOK(of, ar, rp)
+		of, ar, rp := cells[0], cells[1], cells[2]
 		base := meanOf(of.PerSeed(cctOf))
 		ra, rr := meanOf(ar.PerSeed(cctOf))/base, meanOf(rp.PerSeed(cctOf))/base
 		several.Measured = min(ra, rr)
-		several.Detail = fmt.Sprintf("mean CCT over Ofan's: AR %.2fx, REPS %.2fx (Ofan %s)", ra, rr, ms(base))
-		several.judge(min(ra, rr) >= SeveralFold, worst(of.Fidelity(), ar.Fidelity(), rp.Fidelity()),
-			joinNonEmpty(of.Incomplete(), ar.Incomplete(), rp.Incomplete()), "")
+		several.Detail = withNote(fmt.Sprintf("mean CCT over Ofan's: AR %.2fx, REPS %.2fx (Ofan %s)", ra, rr, ms(base)), note)
+		several.judge(min(ra, rr) >= SeveralFold, fid, joinNonEmpty(of.Incomplete(), ar.Incomplete(), rp.Incomplete()), "")
 	}
 	for algo, c := range favour {
 		o, a, r := get("ofan", algo), get("ar", algo), get("reps", algo)
@@ -316,12 +319,13 @@ func ofanCCClaims(cc, reps *Data, tables *strings.Builder) []Claim {
 			c.judge(false, "", "", m)
 			continue
 		}
+		cells, fid, note := pairOK(o, a, r)
+		o, a, r = cells[0], cells[1], cells[2]
 		ra, ok1 := pairedRatios(a.PerSeed(cctOf), o.PerSeed(cctOf))
 		rr, ok2 := pairedRatios(r.PerSeed(cctOf), o.PerSeed(cctOf))
 		c.Measured = min(meanOf(ra), meanOf(rr))
-		c.Detail = fmt.Sprintf("CCT over Ofan's by seed: AR %s, REPS %s", listOf(ra), listOf(rr))
-		c.judge(ok1 && ok2 && allAbove(ra, 1) && allAbove(rr, 1), worst(o.Fidelity(), a.Fidelity(), r.Fidelity()),
-			joinNonEmpty(o.Incomplete(), a.Incomplete(), r.Incomplete()), "")
+		c.Detail = withNote(fmt.Sprintf("CCT over Ofan's by seed: AR %s, REPS %s", listOf(ra), listOf(rr)), note)
+		c.judge(ok1 && ok2 && allAbove(ra, 1) && allAbove(rr, 1), fid, joinNonEmpty(o.Incomplete(), a.Incomplete(), r.Incomplete()), "")
 	}
 	out := []Claim{small, several, *favour["nscc"], *favour["swift"]}
 	return out

@@ -89,30 +89,43 @@ func evalPSNPath(in Inputs) Evaluation {
 		below.judge(false, "", "", m)
 		good.judge(false, "", "", m)
 	} else {
-		fid := worst(psn.Fidelity(), gap.Fidelity())
+		// The redundancy claim rests on psnpath's runs alone, the others
+		// on psnpath and gapnack paired by seed.
+		alone, pfid, pnote := pairOK(psn)
+		cells, fid, note := pairOK(psn, gap)
+		psn, gap = cells[0], cells[1]
 		thin := joinNonEmpty(psn.Incomplete(), gap.Incomplete())
 		pp, ps, pr := redundantOf(psn)
 		gp, gs, gr := redundantOf(gap)
-		red.Measured, below.Measured = pp, gp
+		below.Measured = gp
 		detail := fmt.Sprintf("psnpath %d redundant of %d retransmissions (%s), gapnack %d of %d (%s)", ps, pr, num(pp, "%"), gs, gr, num(gp, "%"))
 		if pfld != nil && len(pfld.Runs) > 0 {
 			fp, fs, fr := redundantOf(pfld)
 			detail += fmt.Sprintf(", rss+pfld %d of %d (%s)", fs, fr, num(fp, "%"))
 		}
-		red.Detail, below.Detail = detail, detail
+		below.Detail = withNote(detail, note)
+		red.Detail = withNote(detail, note)
+		ap, as, ar := redundantOf(alone[0])
+		red.Measured = ap
+		if pnote != note {
+			red.Detail = withNote(fmt.Sprintf("psnpath %d redundant of %d retransmissions (%s)", as, ar, num(ap, "%")), pnote)
+		}
 		noLoss := ""
-		if pr == 0 {
+		if ar == 0 {
 			noLoss = "psnpath retransmitted nothing: no loss to judge"
 		}
-		red.judge(pp <= psnLimit, psn.Fidelity(), psn.Incomplete(), noLoss)
-		gapNone := noLoss
-		if gapNone == "" && gr == 0 {
+		red.judge(ap <= psnLimit, pfid, alone[0].Incomplete(), noLoss)
+		gapNone := ""
+		switch {
+		case pr == 0:
+			gapNone = "psnpath retransmitted nothing: no loss to judge"
+		case gr == 0:
 			gapNone = "gapnack retransmitted nothing"
 		}
 		below.judge(pp < gp, fid, thin, gapNone)
 		ratios, ok := pairedRatios(psn.PerSeed(goodputOf), gap.PerSeed(goodputOf))
 		good.Measured = meanOf(ratios)
-		good.Detail = fmt.Sprintf("goodput psnpath %s, gapnack %s; ratio by seed %s", Spread(psn.PerSeed(goodputOf), mbit), Spread(gap.PerSeed(goodputOf), mbit), listOf(ratios))
+		good.Detail = withNote(fmt.Sprintf("goodput psnpath %s, gapnack %s; ratio by seed %s", Spread(psn.PerSeed(goodputOf), mbit), Spread(gap.PerSeed(goodputOf), mbit), listOf(ratios)), note)
 		good.judge(ok && allAbove(ratios, 1), fid, thin, "")
 	}
 	ev.Claims = append(ev.Claims, red, below, good)
@@ -137,11 +150,13 @@ func evalPSNPath(in Inputs) Evaluation {
 			ev.Claims = append(ev.Claims, cl)
 			continue
 		}
-		ratios, ok := pairedRatios(full.PerSeed(goodputOf), ab.cell.PerSeed(goodputOf))
+		cells, fid, note := pairOK(full, ab.cell)
+		f, x := cells[0], cells[1]
+		ratios, ok := pairedRatios(f.PerSeed(goodputOf), x.PerSeed(goodputOf))
 		cl.Measured = meanOf(ratios)
-		cl.Detail = fmt.Sprintf("goodput full %s, ablated %s; ratio by seed %s; RTOs full %d, ablated %d", Spread(full.PerSeed(goodputOf), mbit),
-			Spread(ab.cell.PerSeed(goodputOf), mbit), listOf(ratios), full.RTOs(), ab.cell.RTOs())
-		cl.judge(ok && allAbove(ratios, 1), worst(full.Fidelity(), ab.cell.Fidelity()), joinNonEmpty(full.Incomplete(), ab.cell.Incomplete()), "")
+		cl.Detail = withNote(fmt.Sprintf("goodput full %s, ablated %s; ratio by seed %s; RTOs full %d, ablated %d", Spread(f.PerSeed(goodputOf), mbit),
+			Spread(x.PerSeed(goodputOf), mbit), listOf(ratios), f.RTOs(), x.RTOs()), note)
+		cl.judge(ok && allAbove(ratios, 1), fid, joinNonEmpty(f.Incomplete(), x.Incomplete()), "")
 		ev.Claims = append(ev.Claims, cl)
 	}
 	ev.Figures, ev.Tables = psnFigures(d, a)

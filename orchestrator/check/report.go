@@ -62,7 +62,7 @@ func Markdown(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintf(w, "# ftlab paper checks\n\nRun %s, %s, %s. Verdict: **%s**.\n\n",
 		rep.Started.Format(time.RFC3339), rep.Finished.Sub(rep.Started).Round(time.Second), mode, rep.Verdict())
-	fmt.Fprintf(w, "A claim HOLDS when its numbers satisfy its rule on runs whose fidelity verdict is OK; on runs with a WARN or FAIL it is INCONCLUSIVE whatever the numbers say, and so it is when the data is too thin (fewer than %d delivered flows for a 99th percentile, runs that timed out). NO DATA: the claim's cells did not run, or nothing happened that it speaks of.\n\n", MinFlows)
+	fmt.Fprintf(w, "A claim HOLDS when its numbers satisfy its rule on runs whose fidelity verdict is OK. A seed in which one of the runs a claim compares is not OK is left out of all of them, so comparisons stay paired; when fewer than %.0f%% of the seeds (at least %d) remain, the claim is INCONCLUSIVE whatever the numbers say, and so it is when the data is too thin (fewer than %d delivered flows for a 99th percentile, runs that timed out). NO DATA: the claim's cells did not run, or nothing happened that it speaks of.\n\n", 100*MinOKShare, MinOKSeeds, MinFlows)
 	fmt.Fprintf(w, "| check | paper | verdict | claims | time |\n|---|---|---|---|---|\n")
 	for _, r := range rep.Results {
 		fmt.Fprintf(w, "| [%s](#%s) | %s | **%s** | %s | %.0f s |\n", r.Name, anchor(r), r.Paper, r.Verdict, tally(r.Claims), r.Seconds)

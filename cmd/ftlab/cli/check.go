@@ -40,7 +40,9 @@ set, time-dilated: docs/regime.md), and for each check (ofan, ordered-chaos,
 psn-path, rss-asymmetry; all when none is named) prints every claim with the
 paper's number, ftlab's number, their ratio, the rule it is judged by, the
 fidelity of the runs it rests on and its verdict: HOLDS, DOES NOT HOLD,
-INCONCLUSIVE (runs whose fidelity is not OK, or too little data) or NO DATA.
+INCONCLUSIVE (too few seeds whose compared runs are all OK, or too little
+data) or NO DATA. A seed with a run whose fidelity is not OK is left out of
+every cell the claim compares.
 It writes report.md (a section per check, with figures as PNG and SVG) and
 checks.json under results/paper/check-<time>/. docs/paper-checks.md explains
 each check and its findings.
