@@ -239,7 +239,7 @@ func runScenario(ctx context.Context, file string, sc *scenario.Scenario, ro run
 		return sr, nil, err
 	}
 	if ctx.Err() != nil {
-		return sr, nil, fmt.Errorf("%s interrupted (%w): the runs that finished are kept in %s", file, ctx.Err(), dir)
+		return sr, nil, fmt.Errorf("interrupted (%w): the runs that finished are kept in %s", ctx.Err(), dir)
 	}
 	if err != nil {
 		sr.RunError = err.Error()
