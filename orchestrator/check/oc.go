@@ -185,37 +185,22 @@ func ocRTOClaim(d *Data, workload string) Claim {
 		Paper: "99 % fewer (0.01)", PaperValue: ocRTOs, Unit: "ratio",
 		Rule: fmt.Sprintf("RTOs(RSS+PFLD) / RTOs(ECMP) <= %.2g with trimming off and with it on (the worse of the two is shown)", ocRTOLimit)}
 	cl.Measured = nan
-	var details, thin, missing []string
-	fid := fidelity.OK
+	var details []string
 	holds := true
-	for _, trim := range []bool{false, true} {
-		c := ocCond{trim, true}
-		ecmp, pfld := d.ocCell(c, "ecmp"), d.ocCell(c, "rss+pfld")
-		if m := missingCells(map[string]*CellData{"ecmp " + c.String(): ecmp, "rss+pfld " + c.String(): pfld}); m != "" {
-			missing = append(missing, m)
-			continue
-		}
-		cells, f, note := pairOK(ecmp, pfld)
-		ecmp, pfld = cells[0], cells[1]
-		fid = worst(fid, f)
+	fid, missing, thin := corruptPairs(d, "ecmp", "rss+pfld", func(c ocCond, ecmp, pfld *CellData, note string) (skip string) {
 		re, rp := ecmp.RTOs(), pfld.RTOs()
 		details = append(details, withNote(fmt.Sprintf("%s: ECMP %d RTOs (%s per seed), RSS+PFLD %d (%s)", c, re,
 			Spread(ecmp.PerSeed(rtosOf), f1), rp, Spread(pfld.PerSeed(rtosOf), f1)), note))
-		for _, x := range []*CellData{ecmp, pfld} {
-			if inc := x.Incomplete(); inc != "" {
-				thin = append(thin, x.Name()+": "+inc)
-			}
-		}
 		if re == 0 {
-			missing = append(missing, c.String()+": ECMP had no RTO, nothing to reduce")
-			continue
+			return c.String() + ": ECMP had no RTO, nothing to reduce"
 		}
 		r := float64(rp) / float64(re)
 		if math.IsNaN(cl.Measured) || r > cl.Measured {
 			cl.Measured = r
 		}
 		holds = holds && r <= ocRTOLimit
-	}
+		return ""
+	})
 	if len(missing) > 0 {
 		details = append(details, strings.Join(missing, "; "))
 	}
@@ -286,29 +271,15 @@ func ocRACKClaim(d *Data, workload string) Claim {
 	cl.Measured = nan
 	var rack, pfld int
 	var rackRetx, pfldRetx int
-	fid := fidelity.OK
-	var missing, thin, notes []string
-	for _, trim := range []bool{false, true} {
-		c := ocCond{trim, true}
-		r, p := d.ocCell(c, "rss+rack"), d.ocCell(c, "rss+pfld")
-		if m := missingCells(map[string]*CellData{"rss+rack " + c.String(): r, "rss+pfld " + c.String(): p}); m != "" {
-			missing = append(missing, m)
-			continue
-		}
-		cells, f, note := pairOK(r, p)
-		r, p = cells[0], cells[1]
-		fid = worst(fid, f)
+	var notes []string
+	fid, missing, thin := corruptPairs(d, "rss+rack", "rss+pfld", func(c ocCond, r, p *CellData, note string) string {
 		if note != "" {
 			notes = append(notes, c.String()+": "+note)
 		}
 		rack, pfld = rack+r.Spurious(), pfld+p.Spurious()
 		rackRetx, pfldRetx = rackRetx+r.Retx(), pfldRetx+p.Retx()
-		for _, x := range []*CellData{r, p} {
-			if inc := x.Incomplete(); inc != "" {
-				thin = append(thin, x.Name()+": "+inc)
-			}
-		}
-	}
+		return ""
+	})
 	if len(missing) == 2 {
 		cl.judge(false, "", "", strings.Join(missing, "; "))
 		return cl
@@ -452,4 +423,34 @@ func flowRows(c *CellData) []results.FlowRow {
 		out = append(out, r.Rows.Flows...)
 	}
 	return out
+}
+
+// corruptPairs runs each for the cells of schemes a and b under
+// corruption, trimming off and then on, restricted to their paired OK
+// seeds (pairOK, whose note it passes on). A condition whose cells did
+// not run, or that each names as having nothing to judge (its return),
+// is in missing; runs that did not complete are in thin; fid is the worst
+// fidelity of what each was given.
+func corruptPairs(d *Data, a, b string, each func(c ocCond, x, y *CellData, note string) (skip string)) (fid fidelity.Verdict, missing, thin []string) {
+	fid = fidelity.OK
+	for _, trim := range []bool{false, true} {
+		c := ocCond{trim, true}
+		x, y := d.ocCell(c, a), d.ocCell(c, b)
+		if m := missingCells(map[string]*CellData{a + " " + c.String(): x, b + " " + c.String(): y}); m != "" {
+			missing = append(missing, m)
+			continue
+		}
+		cells, f, note := pairOK(x, y)
+		x, y = cells[0], cells[1]
+		fid = worst(fid, f)
+		for _, z := range []*CellData{x, y} {
+			if inc := z.Incomplete(); inc != "" {
+				thin = append(thin, z.Name()+": "+inc)
+			}
+		}
+		if skip := each(c, x, y, note); skip != "" {
+			missing = append(missing, skip)
+		}
+	}
+	return fid, missing, thin
 }
