@@ -108,19 +108,7 @@ func Create(name string, init func() error) (h netns.NsHandle, err error) {
 		}
 	}()
 
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return netns.None(), fmt.Errorf("get current network namespace: %w", err)
-	}
-	defer orig.Close()
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return netns.None(), fmt.Errorf("create network namespace %q: unshare: %w", name, err)
-	}
-	// From here the thread is in the new namespace: always try to go back.
-	h, err = func() (netns.NsHandle, error) {
+	return inNewNetns(fmt.Sprintf("network namespace %q", name), func() (netns.NsHandle, error) {
 		self := "/proc/thread-self/ns/net"
 		if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
 			return netns.None(), fmt.Errorf("bind-mount network namespace %q: %w", name, err)
@@ -132,22 +120,7 @@ func Create(name string, init func() error) (h netns.NsHandle, err error) {
 			}
 		}
 		return netns.Get()
-	}()
-	if rerr := netns.Set(orig); rerr != nil {
-		// Thread stays locked and dies with its goroutine.
-		if h.IsOpen() {
-			h.Close()
-		}
-		return netns.None(), errors.Join(err, fmt.Errorf("return to original network namespace: %w", rerr))
-	}
-	runtime.UnlockOSThread()
-	if err != nil {
-		if h.IsOpen() {
-			h.Close()
-		}
-		return netns.None(), err
-	}
-	return h, nil
+	})
 }
 
 // Delete removes a named namespace. The kernel destroys the namespace, and
@@ -219,6 +192,14 @@ func Enter(ns netns.NsHandle) error {
 // returned handle: it goes away when the handle is closed (also when the
 // process dies).
 func anonymous() (netns.NsHandle, error) {
+	return inNewNetns("network namespace", netns.Get)
+}
+
+// inNewNetns runs do on a locked thread moved into a new network
+// namespace (what names it in errors), then moves the thread back and
+// returns do's handle. If the thread cannot go back it stays locked and
+// dies with its goroutine; on any error the handle is closed.
+func inNewNetns(what string, do func() (netns.NsHandle, error)) (netns.NsHandle, error) {
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
@@ -228,16 +209,22 @@ func anonymous() (netns.NsHandle, error) {
 	defer orig.Close()
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return netns.None(), fmt.Errorf("create network namespace: unshare: %w", err)
+		return netns.None(), fmt.Errorf("create %s: unshare: %w", what, err)
 	}
-	h, err := netns.Get()
+	// From here the thread is in the new namespace: always try to go back.
+	h, err := do()
 	if rerr := netns.Set(orig); rerr != nil {
-		// Thread stays locked and dies with its goroutine.
-		if err == nil {
+		if h.IsOpen() {
 			h.Close()
 		}
 		return netns.None(), errors.Join(err, fmt.Errorf("return to original network namespace: %w", rerr))
 	}
 	runtime.UnlockOSThread()
-	return h, err
+	if err != nil {
+		if h.IsOpen() {
+			h.Close()
+		}
+		return netns.None(), err
+	}
+	return h, nil
 }
