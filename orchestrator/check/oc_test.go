@@ -57,22 +57,27 @@ func ocDataN(t *testing.T, file, workload string, seeds, flows int, of func(tran
 	})
 }
 
-func TestOrderedChaosHolds(t *testing.T) {
-	good := func(transport string, corrupt bool) ocBehaviour {
-		b := ocBehaviour{tail: 900 * time.Millisecond}
-		if !corrupt {
-			return b
-		}
-		switch transport {
-		case "ecmp":
-			b = ocBehaviour{tail: 3 * time.Second, rtos: 40, retx: 12, lost: 12}
-		case "rss+pfld":
-			b = ocBehaviour{tail: time.Second, rtos: 1, retx: 12, lost: 12}
-		case "rss+rack":
-			b = ocBehaviour{tail: 1500 * time.Millisecond, rtos: 2, retx: 30, spurious: 18, lost: 12}
-		}
+// ocHolding is what each scheme does when every claim holds: with
+// corruption, RSS+PFLD's tail a third of ECMP's, 1 RTO against 40,
+// exactly the lost packets resent; RACK-TLP resending delivered ones.
+func ocHolding(transport string, corrupt bool) ocBehaviour {
+	b := ocBehaviour{tail: 900 * time.Millisecond}
+	if !corrupt {
 		return b
 	}
+	switch transport {
+	case "ecmp":
+		b = ocBehaviour{tail: 3 * time.Second, rtos: 40, retx: 12, lost: 12}
+	case "rss+pfld":
+		b = ocBehaviour{tail: time.Second, rtos: 1, retx: 12, lost: 12}
+	case "rss+rack":
+		b = ocBehaviour{tail: 1500 * time.Millisecond, rtos: 2, retx: 30, spurious: 18, lost: 12}
+	}
+	return b
+}
+
+func TestOrderedChaosHolds(t *testing.T) {
+	good := ocHolding
 	in := Inputs{ocIncast: ocData(t, ocIncast, "{kind: incast, senders: 8}", 52, good), ocTornado: ocData(t, ocTornado, "{kind: tornado}", 56, good)}
 	ev := evalOrderedChaos(in)
 	want := map[string]Verdict{}
@@ -163,16 +168,7 @@ func TestOrderedChaosInconclusive(t *testing.T) {
 // cells it is compared with; with 3 of 4 seeds left the claims are judged
 // on them (and say so), with 2 of 4 they are INCONCLUSIVE.
 func TestOrderedChaosPairsOKSeeds(t *testing.T) {
-	good := func(transport string, corrupt bool) ocBehaviour {
-		b := ocBehaviour{tail: 900 * time.Millisecond}
-		if corrupt && transport == "ecmp" {
-			b = ocBehaviour{tail: 3 * time.Second, rtos: 40, retx: 12, lost: 12}
-		}
-		if corrupt && transport == "rss+pfld" {
-			b = ocBehaviour{tail: time.Second, rtos: 1, retx: 12, lost: 12}
-		}
-		return b
-	}
+	good := ocHolding
 	warnAt := func(d *Data, transport string, repsWarn ...int) {
 		name := d.ocCell(ocCond{false, true}, transport).Cell.Name
 		for i := range d.Runs {
