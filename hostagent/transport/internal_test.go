@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ftlab/ftlab/hostagent/clock"
 )
 
 func TestPattern(t *testing.T) {
@@ -113,6 +115,96 @@ func TestPacer(t *testing.T) {
 	s := p.report()
 	if s.Gaps != 2 || s.MaxLateNs != 500 || s.IntendedNs != 2000 || s.ActualNs != 2500 || s.Accuracy != 0.8 {
 		t.Errorf("pacing stats %+v", s)
+	}
+	if s.LateNs != 500 || s.SpanNs != 2500 || s.LostNs != 500 {
+		t.Errorf("lateness %v, span %v, lost %v: want 500, 2500 and 500 (the open train ends late)", s.LateNs, s.SpanNs, s.LostNs)
+	}
+}
+
+// TestPacerLoss: what a late departure costs the flow depends on what
+// follows it. Within a train the pacer makes it up; the last departure's
+// lateness is lost when the train ends; lateness beyond the catch-up
+// bound is lost at once.
+func TestPacerLoss(t *testing.T) {
+	// Sizes in bytes are gaps in ns at one byte per ns (8 Gbit/s); short
+	// gaps (below the catch-up bound) let a late pacer catch up, long ones
+	// do not.
+	const short, long = 100_000, 1_000_000
+	late := clock.Time(30_000)
+	tests := []struct {
+		name     string
+		gap      int
+		run      func(p *pacer, gap int)
+		wantLate float64
+		wantLost float64
+	}{
+		{
+			name: "late in a long train: made up",
+			gap:  short,
+			run: func(p *pacer, gap int) {
+				p.sent(0, gap)
+				for i := 1; i <= 10; i++ {
+					at := clock.Time(i * gap)
+					if i == 3 {
+						at += late
+					}
+					p.hold()
+					p.sent(at, gap)
+				}
+				p.idle()
+			},
+			wantLate: float64(late), wantLost: 0,
+		},
+		{
+			name: "short trains: each one's end is lost",
+			gap:  long,
+			run: func(p *pacer, gap int) {
+				for k := range 4 { // an ACK releases two packets every 10 gaps
+					t0 := clock.Time(k * 10 * gap)
+					p.sent(t0, gap)
+					p.hold()
+					p.sent(p.ready()+late, gap) // its slot: a gap, less the idle credit
+					p.idle()
+				}
+			},
+			wantLate: 4 * float64(late), wantLost: 4 * float64(late),
+		},
+		{
+			name: "a stall beyond the catch-up bound",
+			gap:  short,
+			run: func(p *pacer, gap int) {
+				p.sent(0, gap)
+				p.hold()
+				stall := clock.Time(gap) + clock.Time(paceBurst) + 2_000_000
+				p.sent(stall, gap)                                         // 2 ms beyond what the pacer may catch up
+				p.sent(stall+1, gap)                                       // catching up: its slot has passed
+				p.sent(stall+2, gap)                                       // and again
+				p.hold()                                                   // now ahead of its slot
+				p.sent(stall-clock.Time(paceBurst)+clock.Time(3*gap), gap) // on its slot
+				p.idle()
+			},
+			wantLate: float64(paceBurst) + 2_000_000, wantLost: 2_000_000,
+		},
+		{
+			name: "window-limited, never held: nothing judged",
+			gap:  short,
+			run: func(p *pacer, gap int) {
+				for k := range 5 {
+					p.sent(clock.Time(k*7*gap), gap)
+					p.idle()
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pacer{rate: 8e9}
+			tt.run(&p, tt.gap)
+			s := p.report()
+			if s.LateNs != tt.wantLate || s.LostNs != tt.wantLost {
+				t.Errorf("late %v, lost %v; want %v and %v (%+v)", s.LateNs, s.LostNs, tt.wantLate, tt.wantLost, s)
+			}
+		})
 	}
 }
 

@@ -10,10 +10,16 @@ import (
 // pacer spaces a flow's departures at a rate: each packet may leave once
 // the previous one's serialization time at that rate has passed. It also
 // measures how well the departures kept to their slots.
-// paceBurst bounds how far a late pacer may catch up: the burst a flow may
-// send back to back after a late wake-up.
-const paceBurst = 250 * time.Microsecond
-
+//
+// Two figures say what a late event loop cost the flow (fidelity judges
+// both). Lateness: how long after its slot each departure the pacer held
+// back left. Loss: the time the flow lost for good. A pacer woken late
+// catches up (its slots do not move), so lateness within a train of
+// back-to-back paced departures costs nothing until the train ends: the
+// last departure's lateness is then lost (the ACK clock starts that much
+// later), as is any lateness beyond the catch-up bound (paceBurst) the
+// pacer forgives. Lost time is an upper bound on how much later the flow
+// finished than it would have on an ideal machine.
 type pacer struct {
 	rate     float64 // bits per second; 0: unpaced
 	overhead int
@@ -21,8 +27,16 @@ type pacer struct {
 	lastAt   clock.Time
 	lastGap  float64 // ns the previous packet's size asks for
 	waited   bool    // the next departure was held back by the pacer
+	train    bool    // the last departure was held back, or caught up after one
+	lastLate float64 // ns the train's last departure left after its slot
+	firstAt  clock.Time
+	started  bool
 	stats    PacingStats
 }
+
+// paceBurst bounds how far a late pacer may catch up: the burst a flow may
+// send back to back after a late wake-up.
+const paceBurst = 250 * time.Microsecond
 
 // ready returns when the next packet may leave.
 func (p *pacer) ready() clock.Time {
@@ -35,18 +49,40 @@ func (p *pacer) ready() clock.Time {
 // hold notes that the flow had something to send before its slot.
 func (p *pacer) hold() { p.waited = true }
 
+// idle notes that the flow has nothing more the pacer could send: the
+// window is full or nothing is queued. A train of paced departures ends
+// here, and its last departure's lateness is lost for good.
+func (p *pacer) idle() {
+	p.waited = false
+	if p.train {
+		p.stats.LostNs += p.lastLate
+		p.train, p.lastLate = false, 0
+	}
+}
+
 // sent books a departure of size payload bytes at now.
 func (p *pacer) sent(now clock.Time, size int) {
 	if p.rate == 0 {
 		return
 	}
-	if p.waited {
-		slot := clock.Time(math.Ceil(p.next))
-		p.stats.Gaps++
-		p.stats.IntendedNs += p.lastGap
-		p.stats.ActualNs += float64(now - p.lastAt)
-		p.stats.MaxLateNs = max(p.stats.MaxLateNs, int64(now-slot))
-		p.waited = false
+	if !p.started {
+		p.firstAt, p.started = now, true
+	}
+	if p.waited || p.train {
+		late := max(float64(now)-math.Ceil(p.next), 0)
+		if p.waited {
+			p.stats.Gaps++
+			p.stats.IntendedNs += p.lastGap
+			p.stats.ActualNs += float64(now - p.lastAt)
+			p.stats.LateNs += late
+			p.stats.MaxLateNs = max(p.stats.MaxLateNs, int64(late))
+			p.waited, p.train = false, true
+		}
+		// Beyond the catch-up bound the pacer forgives the rest (below);
+		// what it keeps is caught up or, at the train's end, lost.
+		forgiven := max(late-float64(paceBurst), 0)
+		p.stats.LostNs += forgiven
+		p.lastLate = late - forgiven
 	}
 	gap := float64(size+p.overhead) * 8e9 / p.rate
 	// A pacer woken late may catch up, by at most paceBurst: real event
@@ -59,7 +95,13 @@ func (p *pacer) sent(now clock.Time, size int) {
 
 func (p *pacer) report() PacingStats {
 	s := p.stats
+	if p.train {
+		s.LostNs += p.lastLate // a train still open ends with the record
+	}
 	s.TargetBps = p.rate
+	if p.started {
+		s.SpanNs = float64(p.lastAt - p.firstAt)
+	}
 	if s.ActualNs > 0 {
 		s.Accuracy = s.IntendedNs / s.ActualNs
 		s.AchievedBps = p.rate * s.Accuracy

@@ -225,12 +225,18 @@ type FlowRecord struct {
 
 // PacingStats measures how closely the pacer kept its rate. Only gaps in
 // which the flow was held back by the pacer count (not ones where it had
-// nothing to send or its window was full).
+// nothing to send or its window was full). LateNs and LostNs are what
+// fidelity judges (see pacer): how late the held departures left against
+// their slots, and the time the flow lost for good to late departures,
+// over SpanNs, its first to last paced departure.
 type PacingStats struct {
 	TargetBps   float64 `json:"target_bps"`
 	Gaps        int     `json:"gaps"`
 	IntendedNs  float64 `json:"intended_ns"`  // sum of the gaps the rate asks for
 	ActualNs    float64 `json:"actual_ns"`    // sum of the gaps achieved
+	LateNs      float64 `json:"late_ns"`      // sum of the held departures' lateness against their slots
+	LostNs      float64 `json:"lost_ns"`      // time lost for good: trains ending late, lateness forgiven
+	SpanNs      float64 `json:"span_ns"`      // first to last departure
 	MaxLateNs   int64   `json:"max_late_ns"`  // worst departure after its slot
 	AchievedBps float64 `json:"achieved_bps"` // TargetBps * Intended/Actual
 	Accuracy    float64 `json:"accuracy"`     // Intended/Actual: 1 is perfect

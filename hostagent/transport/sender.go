@@ -176,7 +176,7 @@ func (s *sender) pump() {
 	}
 	// Nothing (more) may go: whatever comes next was held back by the
 	// window or had not been queued, not by the pacer.
-	s.pacer.waited = false
+	s.pacer.idle()
 }
 
 // hasWork reports whether anything is queued that may go: data the window

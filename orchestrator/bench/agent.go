@@ -226,15 +226,16 @@ func pacedRows(ctx context.Context, opt Options, d time.Duration) (rows []Row, e
 			return rows, fmt.Errorf("paced agents, %v: %w", rt, err)
 		}
 		share := pr.CPU.Seconds() / pr.Wall.Seconds() / cores
-		opt.logf("bench: paced agents, %v: %d DATA, %d datagrams in %v, CPU %v (%.0f%% of %v cores), %v per DATA packet, pacing error %.1f%%, latest %v, loops waited %v for a CPU",
+		opt.logf("bench: paced agents, %v: %d DATA, %d datagrams in %v, CPU %v (%.0f%% of %v cores), %v per DATA packet, lost %.1f%% of paced time to late departures (late %.2f slots, gaps %.1f%% long), latest %v, loops waited %v for a CPU",
 			rt, pr.Data, pr.Datagrams, pr.Wall.Round(time.Millisecond), pr.CPU.Round(time.Millisecond), 100*share, cores,
-			pr.CPUPerPacket(), 100*pr.PacingError(), time.Duration(pr.MaxLateNs), pr.LoopWait().Round(time.Millisecond))
+			pr.CPUPerPacket(), 100*pr.Pacing.Loss(), pr.Pacing.Late(), 100*pr.Pacing.Error(), time.Duration(pr.Pacing.MaxLateNs), pr.LoopWait().Round(time.Millisecond))
 		label := fmt.Sprintf("%d hosts at %s, %v", pr.Hosts, units.FormatRate(pacedRate), rt)
 		rows = append(rows,
 			row("paced agents datagrams per core ("+label+")", "pps/core", pr.DatagramsPerCore(), bare.PPSPerCore(), "paced bare UDP loop"),
 			row("paced agents CPU per DATA packet ("+label+")", "µs", pr.CPUPerPacket().Seconds()*1e6, 2e6/bare.PPSPerCore(), "paced bare UDP loop, 2 datagrams"),
 			row("paced agents CPU share ("+label+")", "%", 100*share, 100, "all cores"),
-			row("paced agents pacing error ("+label+")", "%", 100*pr.PacingError(), 100*fidelity.MaxPacingError, "fidelity limit"),
+			row("paced agents' time lost to late departures ("+label+")", "%", 100*pr.Pacing.Loss(), 100*fidelity.MaxPacingLoss, "fidelity limit"),
+			row("paced agents' departures after their slots ("+label+")", "slots", pr.Pacing.Late(), fidelity.MaxPacingLateSlots, "fidelity limit"),
 			row("paced agents' loops waiting for a CPU ("+label+")", "s", pr.LoopWait().Seconds()/float64(max(len(pr.Loops), 1)), pr.Wall.Seconds(), "run time, per loop thread"),
 		)
 	}

@@ -87,7 +87,7 @@ func TestAgentQuick(t *testing.T) {
 	}
 	back := jsonRoundTrip(t, rep)
 	rows := back.Sections[0].Rows
-	if want := 2 + 5*len(pacedRuntimes); len(rows) != want {
+	if want := 2 + 6*len(pacedRuntimes); len(rows) != want {
 		t.Fatalf("%d rows, want %d: %+v", len(rows), want, rows)
 	}
 	for _, r := range rows {

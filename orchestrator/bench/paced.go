@@ -10,6 +10,7 @@ import (
 	"github.com/ftlab/ftlab/hostagent/control"
 	"github.com/ftlab/ftlab/hostagent/transport"
 	"github.com/ftlab/ftlab/internal/topology"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/switchd"
 )
 
@@ -36,9 +37,8 @@ type PacedResult struct {
 	// Wall is from the first send to the last acknowledgement; CPU is
 	// this process's and the ksoftirqd threads' time meanwhile.
 	Wall, CPU time.Duration
-	// Pacing sums every flow's paced gaps.
-	IntendedNs, ActualNs float64
-	MaxLateNs            int64
+	// Pacing sums every flow's pacing as the fidelity verdict does.
+	Pacing fidelity.PacingInput
 
 	// Loops are the event loops' counters: the pool's, or every agent's
 	// own loop's.
@@ -64,15 +64,6 @@ func (r PacedResult) LoopWait() time.Duration {
 // CPUPerPacket is the CPU time per DATA packet (its ACK, both agents'
 // work and the fabric's forwarding included).
 func (r PacedResult) CPUPerPacket() time.Duration { return r.CPU / time.Duration(max(r.Data, 1)) }
-
-// PacingError is 1 - intended/actual over every paced gap (as fidelity
-// computes it).
-func (r PacedResult) PacingError() float64 {
-	if r.ActualNs <= 0 {
-		return 0
-	}
-	return 1 - r.IntendedNs/r.ActualNs
-}
 
 // pacedTopology is a k=4 fat tree whose links all run at rate.
 func pacedTopology(rate uint64) (*topology.Topology, error) {
@@ -189,13 +180,10 @@ func PacedAgents(ctx context.Context, s *scope, topo *topology.Topology, rate ui
 		case *control.Flow: // follows its Sent event
 			flows++
 			res.flows = append(res.flows, e.Record)
-			p := e.Record.Pacing
-			res.IntendedNs += p.IntendedNs
-			res.ActualNs += p.ActualNs
-			res.MaxLateNs = max(res.MaxLateNs, p.MaxLateNs)
 		}
 	}
 	res.Wall = time.Duration(last - first)
+	res.Pacing = fidelity.Pacing(res.flows)
 	for _, h := range set.handles {
 		if err := h.Do(&control.StatsQuery{}); err != nil {
 			return res, err

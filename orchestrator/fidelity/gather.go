@@ -78,8 +78,14 @@ func Pacing(flows []transport.FlowRecord) PacingInput {
 		p.Gaps += s.Gaps
 		p.IntendedNs += s.IntendedNs
 		p.ActualNs += s.ActualNs
+		p.LateNs += s.LateNs
+		p.LostNs += s.LostNs
+		p.SpanNs += s.SpanNs
 		p.MaxLateNs = max(p.MaxLateNs, s.MaxLateNs)
 		p.WorstError = max(p.WorstError, 1-s.IntendedNs/s.ActualNs)
+		if s.SpanNs > 0 {
+			p.WorstLoss = max(p.WorstLoss, s.LostNs/s.SpanNs)
+		}
 	}
 	return p
 }

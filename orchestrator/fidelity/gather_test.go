@@ -57,12 +57,12 @@ func TestSaturatedLinks(t *testing.T) {
 
 func TestPacing(t *testing.T) {
 	flows := []transport.FlowRecord{
-		{Pacing: transport.PacingStats{Gaps: 10, IntendedNs: 900, ActualNs: 1000, MaxLateNs: 7}},
-		{Pacing: transport.PacingStats{Gaps: 10, IntendedNs: 500, ActualNs: 1000, MaxLateNs: 3}},
+		{Pacing: transport.PacingStats{Gaps: 10, IntendedNs: 900, ActualNs: 1000, LateNs: 100, LostNs: 10, SpanNs: 1000, MaxLateNs: 7}},
+		{Pacing: transport.PacingStats{Gaps: 10, IntendedNs: 500, ActualNs: 1000, LateNs: 500, LostNs: 90, SpanNs: 1000, MaxLateNs: 3}},
 		{}, // never held back by its pacer
 	}
 	got := Pacing(flows)
-	want := PacingInput{Flows: 2, Gaps: 20, IntendedNs: 1400, ActualNs: 2000, MaxLateNs: 7, WorstError: 0.5}
+	want := PacingInput{Flows: 2, Gaps: 20, IntendedNs: 1400, ActualNs: 2000, LateNs: 600, LostNs: 100, SpanNs: 2000, MaxLateNs: 7, WorstError: 0.5, WorstLoss: 0.09}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Pacing (-want +got):\n%s", d)
 	}

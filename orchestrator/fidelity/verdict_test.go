@@ -98,10 +98,22 @@ func TestJudge(t *testing.T) {
 			wantReasons: []string{"FAIL: 3 packets lost on 2 switch-to-switch link directions with no configured cause"},
 		},
 		{
-			name:        "pacing error",
-			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 1e6, MaxLateNs: 2e6, WorstError: 0.3}},
+			// Gaps 25% long, all of it jitter the pacer made up: OK.
+			name:        "pacing jitter made up",
+			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 1e6, LateNs: 4e5, LostNs: 1e4, SpanNs: 1e6, WorstError: 0.3, WorstLoss: 0.02}},
+			wantVerdict: OK,
+		},
+		{
+			name:        "pacing time lost",
+			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 1e6, LateNs: 4e5, LostNs: 1.5e5, SpanNs: 1e6, MaxLateNs: 2e6, WorstLoss: 0.3}},
 			wantVerdict: WARN,
-			wantReasons: []string{"WARN: senders' pacing error 20.0% (limit 10%; worst flow 30.0%, latest departure 2.00ms late)"},
+			wantReasons: []string{"WARN: senders lost 15.0% of their paced time to late departures (limit 10%; worst flow 30.0%, latest departure 2.00ms late)"},
+		},
+		{
+			name:        "pacing departures out of their slots",
+			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 2e6, LateNs: 1.2e6, LostNs: 1e4, SpanNs: 1e6, MaxLateNs: 3e5}},
+			wantVerdict: WARN,
+			wantReasons: []string{"WARN: senders' held departures left 1.50 of their gaps after their slots on average (limit 1; mean gap 80µs, latest departure 0.30ms late)"},
 		},
 		{
 			name:        "links not measured",

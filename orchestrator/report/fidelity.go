@@ -46,8 +46,8 @@ func fidelityOf(meta *results.Meta) FidelitySummary {
 // writeFidelity renders report.md's Fidelity section.
 func writeFidelity(b *strings.Builder, f FidelitySummary) {
 	b.WriteString("\n## Fidelity\n\nDo the numbers reflect the emulated network, or the machine? ")
-	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders' pacing error above %.0f%%, a saturated link whose real queue served below %.0f%% of its rate while backlogged, link queues not measured, or link delays emulated late on average by more than %.0f packet time or %.0f%% of their round trip. ",
-		100*fidelity.MaxCPUSaturated, 100*fidelity.MaxPacingError, 100*fidelity.MinLinkRate, fidelity.MaxDelayLatePackets, 100*fidelity.MaxDelayLateRTT)
+	fmt.Fprintf(b, "WARN: CPU saturated more than %.0f%% of a run, senders that lost more than %.0f%% of their paced time to late departures or whose held departures left more than %.0f gap after their slots on average, a saturated link whose real queue served below %.0f%% of its rate while backlogged, link queues not measured, or link delays emulated late on average by more than %.0f packet time or %.0f%% of their round trip. ",
+		100*fidelity.MaxCPUSaturated, 100*fidelity.MaxPacingLoss, fidelity.MaxPacingLateSlots, 100*fidelity.MinLinkRate, fidelity.MaxDelayLatePackets, 100*fidelity.MaxDelayLateRTT)
 	b.WriteString("FAIL: packets reordered within one path (same EV, checked when every layer runs ECMP and no link fails), or lost with no configured cause.\n\n")
 	switch {
 	case f.Verdict == "":
