@@ -186,6 +186,26 @@ func TestPacerLoss(t *testing.T) {
 			wantLate: float64(paceBurst) + 2_000_000, wantLost: 2_000_000,
 		},
 		{
+			// 600 µs late, more than an idle pacer's credit but within
+			// the gap: the next departure keeps its slot (400 µs later)
+			// and the train its rate.
+			name: "long gaps: a wake-up later than the idle credit is made up",
+			gap:  long,
+			run: func(p *pacer, gap int) {
+				p.sent(0, gap)
+				p.hold()
+				p.sent(clock.Time(gap)+600_000, gap)
+				if p.ready() != clock.Time(2*gap) {
+					t.Errorf("after a late wake-up the next slot is %v, want %v", p.ready(), 2*gap)
+				}
+				for i := 2; i <= 5; i++ {
+					p.sent(max(p.ready(), clock.Time(gap)+600_000), gap)
+				}
+				p.idle()
+			},
+			wantLate: 600_000, wantLost: 0,
+		},
+		{
 			name: "window-limited, never held: nothing judged",
 			gap:  short,
 			run: func(p *pacer, gap int) {
