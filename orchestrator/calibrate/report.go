@@ -78,8 +78,8 @@ func (r *Result) Markdown(w io.Writer, searchErr error) error {
 	}
 	fmt.Fprintf(&b, "- scenario: %s\n- machine: %s\n- ftlab: %s\n- key: %s\n- precision: %.0f%% (the search stops when the lowest rate found not OK is within this of the highest OK rate)\n- time: %s to %s\n\n",
 		r.File, r.Machine, r.Version, r.Key, r.Precision*100, r.Started.Format(time.RFC3339), r.Finished.Format(time.RFC3339))
-	fmt.Fprintf(&b, "A trial runs every cell of the scenario once (its first seed) at one rate; it is OK when every run completes and every fidelity verdict is OK. The next trial aims at the rate that would keep %.0f%% of the cores busy, from the load of the last one (cores busy).\n\n", 100*AimBusy)
-	b.WriteString("| trial | rate | verdict | cores busy | took | why not OK | results |\n|---:|---:|---|---:|---:|---|---|\n")
+	fmt.Fprintf(&b, "A trial runs every cell of the scenario once (its first seed) at one rate; it is OK when every run completes and every fidelity verdict is OK. The next trial aims at the rate that would keep %.0f%% of the cores busy, from the load of the last one (cores busy); after a trial that was not OK, at most its rate over how far it was past its worst limit (over).\n\n", 100*AimBusy)
+	b.WriteString("| trial | rate | verdict | cores busy | over | took | why not OK | results |\n|---:|---:|---|---:|---:|---:|---|---|\n")
 	for _, t := range r.Trials {
 		v := string(t.Verdict)
 		if v == "" {
@@ -89,7 +89,11 @@ func (r *Result) Markdown(w io.Writer, searchErr error) error {
 		if t.Busy > 0 {
 			busy = fmt.Sprintf("%.0f%%", 100*t.Busy)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", t.N, units.FormatRate(t.RateBps), v, busy,
+		over := "-"
+		if t.Over > 0 {
+			over = fmt.Sprintf("x%.2f", t.Over)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", t.N, units.FormatRate(t.RateBps), v, busy, over,
 			t.Elapsed.Round(100*time.Millisecond), strings.ReplaceAll(reasonsLine(t), "|", `\|`), filepath.Base(t.Dir))
 	}
 	_, err := io.WriteString(w, b.String())

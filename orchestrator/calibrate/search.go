@@ -34,7 +34,11 @@ const (
 	// the machine stays honest (a run is WARN once the cores are all busy
 	// for more than fidelity.MaxCPUSaturated of it). The search jumps
 	// there instead of doubling or halving; bisection and the
-	// confirmation then settle the answer as before.
+	// confirmation then settle the answer as before. A trial that was
+	// not OK also says how far past its worst limit it was
+	// (fidelity.Report.Over: x times the pacing loss allowed, say); the
+	// next trial goes at least as far down as r/x, since what the
+	// verdict measures grows with the packet rate, as the load does.
 	AimBusy = 0.75
 	// maxAim bounds one jump, either way.
 	maxAim = 4.0
@@ -92,8 +96,10 @@ type Trial struct {
 	OK      bool             `json:"ok"`
 	Verdict fidelity.Verdict `json:"verdict"`
 	// Busy is the highest share of the cores busy in any of its runs (0:
-	// not measured).
+	// not measured); Over how far its runs were past a WARN limit at
+	// most (fidelity.Report.Over; 0: none).
 	Busy float64 `json:"cpu_busy,omitempty"`
+	Over float64 `json:"over,omitempty"`
 	// Reasons say why a trial is not OK: "cell: reason".
 	Reasons []string      `json:"reasons,omitempty"`
 	Dir     string        `json:"dir"`
@@ -220,19 +226,25 @@ func (s *search) bracket(start, bad uint64) (ok, notOK uint64, err error) {
 
 // aim is the next rate to try after the last trial, at rate, was OK (up)
 // or not: the rate at which that trial's load would keep AimBusy of the
-// cores busy, at least one precision step away and at most maxAim times
-// (doubling or halving when the load was not measured).
+// cores busy, and after a trial that was not OK no higher than its rate
+// over how far it was past its worst limit; at least one precision step
+// away and at most maxAim times (doubling or halving when nothing was
+// measured).
 func (s *search) aim(rate uint64, up bool) uint64 {
 	factor := 2.0
-	if t := s.res.Trials[len(s.res.Trials)-1]; t.Busy > 0 {
+	t := s.res.Trials[len(s.res.Trials)-1]
+	if t.Busy > 0 {
 		factor = AimBusy / t.Busy
 	}
 	step := 1 + s.opt.Precision
 	if up {
 		factor = min(max(factor, step), maxAim)
 	} else {
-		if factor == 2 {
+		if t.Busy <= 0 {
 			factor = 0.5
+		}
+		if t.Over > 1 {
+			factor = min(factor, 1/t.Over)
 		}
 		factor = max(min(factor, 1/step), 1/maxAim)
 	}
@@ -303,6 +315,7 @@ func (s *search) try(rate uint64) (bool, error) {
 		t.OK, t.Reasons = judge(sum)
 		for _, r := range sum.Fidelity.Runs {
 			t.Busy = max(t.Busy, r.CPUBusy)
+			t.Over = max(t.Over, r.Over)
 		}
 	}
 	// A FAIL verdict fails the run but is a trial's answer like a WARN:

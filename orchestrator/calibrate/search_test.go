@@ -273,6 +273,59 @@ func TestSearchAimsByLoad(t *testing.T) {
 	t.Logf("aimed: %v; doubling: %v", *tried, *blindTried)
 }
 
+// overMachine fakes the demo on the project's machine: the cores are
+// about half busy at any rate (wake-ups, not packets, cost the most), and
+// a figure the verdict limits grows with the rate, WARN above limit.
+// tell: the trials report how far past the limit they were.
+func overMachine(limit uint64, tell bool) (func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error), *[]uint64) {
+	var tried []uint64
+	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
+		rate := sc.Cells[0].Config.Topo().FullRate()
+		tried = append(tried, rate)
+		over := float64(rate) / float64(limit)
+		v, rv := fidelity.OK, report.RunVerdict{CPUBusy: 0.5 + 0.004*float64(rate)/1e6}
+		if over > 1 {
+			v, rv.Reasons = fidelity.WARN, []string{"WARN: senders lost time"}
+			if tell {
+				rv.Over = over
+			}
+		}
+		sum := &report.Summary{Scenario: sc.Name}
+		for _, c := range sc.Cells {
+			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
+			rv.Cell, rv.Verdict = c.Name, v
+			sum.Fidelity.Runs = append(sum.Fidelity.Runs, rv)
+		}
+		sum.Fidelity.Verdict = v
+		return sum, nil
+	}, &tried
+}
+
+// TestSearchAimsByOver: when the load says little (the cores half busy at
+// any rate), how far a trial was past its limit takes the search down in
+// fewer trials than the load alone, to the same answer.
+func TestSearchAimsByOver(t *testing.T) {
+	const limit = 6 * units.Mbit
+	run, tried := overMachine(limit, true)
+	opt := Options{Dir: t.TempDir(), Start: 25 * units.Mbit, Precision: 0.25, Confirm: 1, run: run}
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps > limit || float64(res.RateBps)*1.25 < float64(limit) {
+		t.Errorf("found %s, want within 25%% below %s (tried %v)", units.FormatRate(res.RateBps), units.FormatRate(limit), *tried)
+	}
+	blind, blindTried := overMachine(limit, false)
+	opt.run, opt.Dir = blind, t.TempDir()
+	if _, err := Search(context.Background(), loader(t), opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(*tried) >= len(*blindTried) {
+		t.Errorf("search told how far over took %d trials %v, by the load alone %d %v", len(*tried), *tried, len(*blindTried), *blindTried)
+	}
+	t.Logf("told: %v; load alone: %v", *tried, *blindTried)
+}
+
 // TestCodeOf: the cache key names the code: a dev build by its commit, a
 // release by its version.
 func TestCodeOf(t *testing.T) {

@@ -3,6 +3,7 @@ package fidelity
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -28,15 +29,29 @@ type CPUStats struct {
 	SaturatedFraction float64 `json:"saturated_fraction"`
 	MeanBusy          float64 `json:"mean_busy"`    // share of all cores' time busy
 	MeanSoftirq       float64 `json:"mean_softirq"` // share of all cores' time in softirq (the data plane)
+	// MeanSteal is the share of all cores' time the hypervisor gave to
+	// other guests (steal): the machine's neighbours, not ftlab. It
+	// counts as busy (the cores were not ftlab's to use).
+	MeanSteal float64 `json:"mean_steal,omitempty"`
 	// ProcessShare is the ftlab process's CPU time (in-process agents and
 	// orchestrator) over the run's wall time times the cores.
 	ProcessShare float64 `json:"process_share"`
 }
 
+// stealNote is ", the hypervisor took N%" when it took at least 1% of the
+// cores' time, for the reasons of a verdict: the machine's neighbours, not
+// ftlab's load, then made the run late.
+func (c *CPUStats) stealNote() string {
+	if c == nil || c.MeanSteal < 0.01 {
+		return ""
+	}
+	return fmt.Sprintf(", the hypervisor took %.0f%% (steal)", 100*c.MeanSteal)
+}
+
 // cpuTimes are the summed jiffies of every cpuN line of /proc/stat.
 type cpuTimes struct {
-	total, idle, softirq uint64
-	cores                int
+	total, idle, softirq, steal uint64
+	cores                       int
 }
 
 // parseProcStat sums the per-CPU lines of /proc/stat.
@@ -61,13 +76,14 @@ func parseProcStat(data []byte) cpuTimes {
 		}
 		t.idle += v[3] + v[4]
 		t.softirq += v[6]
+		t.steal += v[7]
 		t.cores++
 	}
 	return t
 }
 
 // sample is one interval's shares.
-type sample struct{ busy, softirq float64 }
+type sample struct{ busy, softirq, steal float64 }
 
 func between(a, b cpuTimes) (sample, bool) {
 	if b.total <= a.total {
@@ -75,7 +91,7 @@ func between(a, b cpuTimes) (sample, bool) {
 	}
 	d := float64(b.total - a.total)
 	idle := float64(b.idle - a.idle)
-	return sample{busy: 1 - idle/d, softirq: float64(b.softirq-a.softirq) / d}, true
+	return sample{busy: 1 - idle/d, softirq: float64(b.softirq-a.softirq) / d, steal: float64(b.steal-a.steal) / d}, true
 }
 
 // summarize turns samples into CPUStats (without ProcessShare).
@@ -91,9 +107,10 @@ func summarize(samples []sample, cores int) CPUStats {
 		}
 		s.MeanBusy += x.busy
 		s.MeanSoftirq += x.softirq
+		s.MeanSteal += x.steal
 	}
 	n := float64(len(samples))
-	s.SaturatedFraction, s.MeanBusy, s.MeanSoftirq = float64(sat)/n, s.MeanBusy/n, s.MeanSoftirq/n
+	s.SaturatedFraction, s.MeanBusy, s.MeanSoftirq, s.MeanSteal = float64(sat)/n, s.MeanBusy/n, s.MeanSoftirq/n, s.MeanSteal/n
 	return s
 }
 

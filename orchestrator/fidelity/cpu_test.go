@@ -10,30 +10,30 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-const stat0 = `cpu  300 0 300 800 0 0 100 0 0 0
-cpu0 150 0 150 400 0 0 50 0 0 0
-cpu1 150 0 150 400 0 0 50 0 0 0
+const stat0 = `cpu  300 0 300 800 0 0 100 20 0 0
+cpu0 150 0 150 400 0 0 50 10 0 0
+cpu1 150 0 150 400 0 0 50 10 0 0
 intr 12345
 ctxt 99
 `
 
 func TestParseProcStat(t *testing.T) {
 	got := parseProcStat([]byte(stat0))
-	want := cpuTimes{total: 1500, idle: 800, softirq: 100, cores: 2}
+	want := cpuTimes{total: 1520, idle: 800, softirq: 100, steal: 20, cores: 2}
 	if got != want {
 		t.Errorf("parseProcStat = %+v, want %+v", got, want)
 	}
 }
 
 func TestSummarize(t *testing.T) {
-	samples := []sample{{busy: 1, softirq: 0.5}, {busy: 0.96, softirq: 0.3}, {busy: 0.5, softirq: 0.1}, {busy: 0.2, softirq: 0.1}}
+	samples := []sample{{busy: 1, softirq: 0.5, steal: 0.2}, {busy: 0.96, softirq: 0.3}, {busy: 0.5, softirq: 0.1}, {busy: 0.2, softirq: 0.1}}
 	got := summarize(samples, 2)
-	want := CPUStats{Cores: 2, Samples: 4, SaturatedFraction: 0.5, MeanBusy: 0.665, MeanSoftirq: 0.25}
+	want := CPUStats{Cores: 2, Samples: 4, SaturatedFraction: 0.5, MeanBusy: 0.665, MeanSoftirq: 0.25, MeanSteal: 0.05}
 	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
 		t.Errorf("summarize (-want +got):\n%s", d)
 	}
-	a, _ := between(cpuTimes{total: 100, idle: 50, softirq: 10}, cpuTimes{total: 200, idle: 52, softirq: 40})
-	if d := cmp.Diff(sample{busy: 0.98, softirq: 0.3}, a, cmp.AllowUnexported(sample{}), cmpopts.EquateApprox(0, 1e-9)); d != "" {
+	a, _ := between(cpuTimes{total: 100, idle: 50, softirq: 10, steal: 5}, cpuTimes{total: 200, idle: 52, softirq: 40, steal: 15})
+	if d := cmp.Diff(sample{busy: 0.98, softirq: 0.3, steal: 0.1}, a, cmp.AllowUnexported(sample{}), cmpopts.EquateApprox(0, 1e-9)); d != "" {
 		t.Errorf("between (-want +got):\n%s", d)
 	}
 }

@@ -210,6 +210,12 @@ type Inputs struct {
 type Report struct {
 	Verdict Verdict  `json:"verdict"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Over is how far the run was past the WARN limit it exceeded most:
+	// the figure over its limit (2: twice the pacing loss, the saturated
+	// share or the delay lines' lateness allowed; for a link, the rate it
+	// should serve over the rate it served). 0 when no measured limit was
+	// passed. Calibration aims its next trial with it.
+	Over float64 `json:"over,omitempty"`
 	Inputs
 }
 
@@ -219,6 +225,11 @@ func Judge(in Inputs) Report {
 	flag := func(v Verdict, format string, args ...any) {
 		r.Verdict = Worst(r.Verdict, v)
 		r.Reasons = append(r.Reasons, string(v)+": "+fmt.Sprintf(format, args...))
+	}
+	over := func(measured, limit float64) {
+		if limit > 0 {
+			r.Over = max(r.Over, measured/limit)
+		}
 	}
 	var drops uint64
 	for _, d := range in.Drops {
@@ -235,18 +246,22 @@ func Judge(in Inputs) Report {
 		flag(FAIL, "%d packets reordered within one path (same EV): FIFO links must not reorder%s", in.ReorderedSameEV, example)
 	}
 	if c := in.CPU; c != nil && c.SaturatedFraction > MaxCPUSaturated {
-		flag(WARN, "CPU saturated %.0f%% of the run (limit %.0f%%; mean busy %.0f%%, softirq %.0f%%, ftlab %.0f%% of %d cores)",
-			100*c.SaturatedFraction, 100*MaxCPUSaturated, 100*c.MeanBusy, 100*c.MeanSoftirq, 100*c.ProcessShare, c.Cores)
+		over(c.SaturatedFraction, MaxCPUSaturated)
+		flag(WARN, "CPU saturated %.0f%% of the run (limit %.0f%%; mean busy %.0f%%, softirq %.0f%%, ftlab %.0f%% of %d cores%s)",
+			100*c.SaturatedFraction, 100*MaxCPUSaturated, 100*c.MeanBusy, 100*c.MeanSoftirq, 100*c.ProcessShare, c.Cores, c.stealNote())
 	}
 	if p := in.Pacing; p.Loss() > MaxPacingLoss {
-		flag(WARN, "senders lost %.1f%% of their paced time to late departures (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late)",
-			100*p.Loss(), 100*MaxPacingLoss, 100*p.WorstLoss, float64(p.MaxLateNs)/1e6)
+		over(p.Loss(), MaxPacingLoss)
+		flag(WARN, "senders lost %.1f%% of their paced time to late departures (limit %.0f%%; worst flow %.1f%%, latest departure %.2fms late%s)",
+			100*p.Loss(), 100*MaxPacingLoss, 100*p.WorstLoss, float64(p.MaxLateNs)/1e6, in.CPU.stealNote())
 	}
 	if p := in.Pacing; p.Late() > MaxPacingLateSlots {
+		over(p.Late(), MaxPacingLateSlots)
 		flag(WARN, "senders' held departures left %.2f of their gaps after their slots on average (limit %.0f; mean gap %.0fµs, latest departure %.2fms late)",
 			p.Late(), MaxPacingLateSlots, p.IntendedNs/float64(max(p.Gaps, 1))/1e3, float64(p.MaxLateNs)/1e6)
 	}
 	if d := in.Delay; d.Late() {
+		over(d.MeanLateNs, d.LateLimitNs())
 		p99 := "over 1ms"
 		if d.P99LateBelowNs >= 0 {
 			p99 = fmt.Sprintf("within %.0fµs", float64(d.P99LateBelowNs)/1e3)
@@ -268,6 +283,7 @@ func Judge(in Inputs) Report {
 			return compareFloat(a.AchievedBps/float64(a.RateBps), b.AchievedBps/float64(b.RateBps))
 		})
 		w := slow[0]
+		over(MinLinkRate*float64(w.RateBps), w.AchievedBps)
 		flag(WARN, "%d of %d saturated link directions served below %.0f%% of their rate while backlogged (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs)",
 			len(slow), len(in.Links), 100*MinLinkRate, w.Direction, w.Switch, w.Port, 100*w.AchievedBps/float64(w.RateBps),
 			w.MeanGapNs/1e3, w.IdealGapNs/1e3)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestJudge(t *testing.T) {
@@ -16,6 +17,7 @@ func TestJudge(t *testing.T) {
 		in          Inputs
 		wantVerdict Verdict
 		wantReasons []string
+		wantOver    float64 // how far past its worst WARN limit
 	}{
 		{
 			name:        "clean run",
@@ -45,6 +47,7 @@ func TestJudge(t *testing.T) {
 				Delay: DelayInput{Packets: 5000, MeanDelayNs: 30e6, MeanLateNs: 350e3, MaxLateNs: 2.5e6, P99LateBelowNs: -1, PacketNs: 300e3}},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 350µs after their ideal arrival on average (limit 300µs: the less of 1 packet time of 300µs and 1% of the delays' 60.00ms round trip; 99% over 1ms, worst 2.50ms)"},
+			wantOver:    350.0 / 300,
 		},
 		{
 			name: "delay lines late by more than 1% of the round trip",
@@ -52,12 +55,25 @@ func TestJudge(t *testing.T) {
 				Delay: DelayInput{Packets: 5000, MeanDelayNs: 6e6, MeanLateNs: 150e3, MaxLateNs: 900e3, P99LateBelowNs: 500e3, PacketNs: 300e3}},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: link delays emulated late: packets left the delay lines 150µs after their ideal arrival on average (limit 120µs: the less of 1 packet time of 300µs and 1% of the delays' 12.00ms round trip; 99% within 500µs, worst 0.90ms)"},
+			wantOver:    150.0 / 120,
 		},
 		{
 			name:        "saturated CPU",
 			in:          Inputs{CPU: busyCPU, Pacing: goodPacing, OrderChecked: true},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: CPU saturated 30% of the run (limit 10%; mean busy 97%, softirq 40%, ftlab 50% of 2 cores)"},
+			wantOver:    3,
+		},
+		{
+			name: "the hypervisor's share is named",
+			in: Inputs{CPU: &CPUStats{Cores: 2, Samples: 50, SaturatedFraction: 0.2, MeanBusy: 0.8, MeanSoftirq: 0.2, MeanSteal: 0.12, ProcessShare: 0.4},
+				Pacing: PacingInput{Flows: 1, Gaps: 10, IntendedNs: 1e6, ActualNs: 1.3e6, LostNs: 3e5, SpanNs: 1.3e6, WorstLoss: 0.23, MaxLateNs: 4e6}},
+			wantVerdict: WARN,
+			wantReasons: []string{
+				"WARN: CPU saturated 20% of the run (limit 10%; mean busy 80%, softirq 20%, ftlab 40% of 2 cores, the hypervisor took 12% (steal))",
+				"WARN: senders lost 23.1% of their paced time to late departures (limit 10%; worst flow 23.0%, latest departure 4.00ms late, the hypervisor took 12% (steal))",
+			},
+			wantOver: 3e5 / 1.3e6 / 0.1,
 		},
 		{
 			name:        "CPU saturated exactly at the limit is OK",
@@ -90,6 +106,7 @@ func TestJudge(t *testing.T) {
 				"FAIL: 1 packets reordered within one path (same EV): FIFO links must not reorder",
 				"WARN: CPU saturated 30% of the run (limit 10%; mean busy 97%, softirq 40%, ftlab 50% of 2 cores)",
 			},
+			wantOver: 3,
 		},
 		{
 			name:        "unexplained drops",
@@ -108,12 +125,14 @@ func TestJudge(t *testing.T) {
 			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 1e6, LateNs: 4e5, LostNs: 1.5e5, SpanNs: 1e6, MaxLateNs: 2e6, WorstLoss: 0.3}},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: senders lost 15.0% of their paced time to late departures (limit 10%; worst flow 30.0%, latest departure 2.00ms late)"},
+			wantOver:    1.5,
 		},
 		{
 			name:        "pacing departures out of their slots",
 			in:          Inputs{Pacing: PacingInput{Flows: 2, Gaps: 10, IntendedNs: 8e5, ActualNs: 2e6, LateNs: 1.2e6, LostNs: 1e4, SpanNs: 1e6, MaxLateNs: 3e5}},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: senders' held departures left 1.50 of their gaps after their slots on average (limit 1; mean gap 80µs, latest departure 0.30ms late)"},
+			wantOver:    1.5,
 		},
 		{
 			name:        "links not measured",
@@ -129,13 +148,14 @@ func TestJudge(t *testing.T) {
 			}},
 			wantVerdict: WARN,
 			wantReasons: []string{"WARN: 2 of 3 saturated link directions served below 95% of their rate while backlogged (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs)"},
+			wantOver:    0.95 * 25 / 20,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Judge(tt.in)
-			want := Report{Verdict: tt.wantVerdict, Reasons: tt.wantReasons, Inputs: tt.in}
-			if d := cmp.Diff(want, got); d != "" {
+			want := Report{Verdict: tt.wantVerdict, Reasons: tt.wantReasons, Over: tt.wantOver, Inputs: tt.in}
+			if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
 				t.Errorf("Judge (-want +got):\n%s", d)
 			}
 		})

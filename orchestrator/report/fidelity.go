@@ -16,8 +16,10 @@ type RunVerdict struct {
 	Verdict    fidelity.Verdict `json:"verdict"`
 	Reasons    []string         `json:"reasons,omitempty"`
 	// CPUBusy is the share of all cores' time busy during the run (0: not
-	// sampled): what calibration aims its next trial with.
+	// sampled), and Over how far it was past its worst WARN limit
+	// (fidelity.Report.Over): what calibration aims its next trial with.
 	CPUBusy float64 `json:"cpu_busy,omitempty"`
+	Over    float64 `json:"over,omitempty"`
 }
 
 // FidelitySummary is summary.json's fidelity: overall and per run.
@@ -33,7 +35,7 @@ func fidelityOf(meta *results.Meta) FidelitySummary {
 	for _, r := range meta.Runs {
 		rv := RunVerdict{Cell: r.Cell, Repetition: r.Repetition, Verdict: "-"}
 		if r.Fidelity != nil {
-			rv.Verdict, rv.Reasons = r.Fidelity.Verdict, r.Fidelity.Reasons
+			rv.Verdict, rv.Reasons, rv.Over = r.Fidelity.Verdict, r.Fidelity.Reasons, r.Fidelity.Over
 			if c := r.Fidelity.CPU; c != nil {
 				rv.CPUBusy = c.MeanBusy
 			}
