@@ -32,7 +32,7 @@ var asymmetryCheck = Check{
 	Paper: "Ordered Chaos Fig. 1(A), V-A",
 	Title: "RSS's subflows on a degraded path converge to its capacity share",
 	Setup: "The paper: 16 subflows per flow; one of 16 output links at 20 % capacity (Fig. 1A), and the asymmetric fabric of V-A with 4 of 16 aggregation switches at 100 of 400 Gbit/s; RSS moves the worst subflow every tau (15 us, about an RTT) so that the degraded link carries proportionally fewer subflows. " +
-		"ftlab: topologies/ordered-chaos.yaml with one source leaf's uplink at 20 % (l0 -> s1 at 80 Gbit/s) and, separately, one of the 4 spines at a quarter rate (s3 at 100 Gbit/s), RSS+PFLD with MPRDMA, sigma 16, tau one base RTT, tornado traffic of 16 MiB per host. The capacity share is computed from the scenario's link rates: a path's bottleneck rate over the sum of the source leaf's paths to the destination.",
+		"ftlab: topologies/ordered-chaos.yaml with one source leaf's uplink at 20 % (l0 -> s1 at 80 Gbit/s) and, separately, one of the 4 spines at a quarter rate (s3 at 100 Gbit/s), RSS+PFLD with MPRDMA, sigma 16, tau one base RTT, tornado traffic of 24 MiB per host. The capacity share is computed from the scenario's link rates: a path's bottleneck rate over the sum of the source leaf's paths to the destination.",
 	Deviations: []string{
 		"4 uplinks per leaf (the paper's Fig. 1A: 16 output links): the capacity share of the slow path is 6.25 % (one uplink at 20 %) and 7.7 % (one spine of 4 at 25 %) rather than 1.5 % and 7.7 %.",
 		fmt.Sprintf("The convergence bound, %d tau, is ftlab's: the paper shows convergence in Fig. 1A without a number.", ConvergeTaus),
