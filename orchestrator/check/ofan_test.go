@@ -1,9 +1,13 @@
 package check
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/results"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/orchestrator/workload"
@@ -30,14 +34,22 @@ func queueRows(backlog uint64, share float64) []results.LinkRow {
 }
 
 func ofanQueueData(t *testing.T, backlog func(policy string, size uint64) uint64, ofanShare float64) *Data {
-	sc := parseScenario(t, ofanQueues, ofanFabric+`transport: ecmp
+	return ofanQueueSeeds(t, 1, backlog, ofanShare, nil)
+}
+
+// ofanQueueSeeds is ofanQueueData with seeds repetitions, the runs that
+// verdict names (policy, size, repetition) judged by it.
+func ofanQueueSeeds(t *testing.T, seeds int, backlog func(policy string, size uint64) uint64, ofanShare float64,
+	verdict func(policy string, size uint64, rep int) fidelity.Verdict) *Data {
+	sc := parseScenario(t, ofanQueues, ofanFabric+fmt.Sprintf(`transport: ecmp
 pofan: {pipe: 2}
 workload: {kind: permutation, inter_pod: true}
 ar: {quantum: 80KB}
+repetitions: %d
 compare:
   policy: [ecmp, random, ar, pofan, ofan]
   workload.size: [64KiB, 1MiB, 4MiB]
-`)
+`, seeds))
 	return recorded(sc, ofanQueues, func(c *scenario.Cell, rep int) *RunData {
 		p := string(c.Config.Policy.Edge())
 		share := 1.4
@@ -46,8 +58,54 @@ compare:
 		}
 		r := runWith(nil, nil)
 		r.Rows.Links = queueRows(backlog(p, c.Config.Workload.Size.Max), share)
+		if verdict != nil {
+			r.Meta.Fidelity = &fidelity.Report{Verdict: verdict(p, c.Config.Workload.Size.Max, rep)}
+		}
 		return r
 	})
+}
+
+// TestOfanQueuesLeaveOutSeeds: the queue claims compare every policy at
+// both sizes; a seed with one run that is not OK is left out of all of
+// them, and the claims are judged on the rest while enough remain.
+func TestOfanQueuesLeaveOutSeeds(t *testing.T) {
+	backlog := func(p string, size uint64) uint64 {
+		if p == "ofan" || p == "pofan" {
+			return 20_000
+		}
+		return size / 64
+	}
+	warnIn := func(seeds ...int) func(string, uint64, int) fidelity.Verdict {
+		return func(p string, size uint64, rep int) fidelity.Verdict {
+			if p == "ofan" && size == 64<<10 && slices.Contains(seeds, rep) {
+				return fidelity.WARN
+			}
+			return fidelity.OK
+		}
+	}
+	ids := []string{"queues-flat", "queues-grow", "downlinks-balanced"}
+	for _, tt := range []struct {
+		name string
+		warn []int
+		want Verdict
+	}{
+		{"every seed OK", nil, Holds},
+		{"one seed of four left out", []int{2}, Holds},
+		{"two of four: too few left", []int{0, 3}, Inconclusive},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var tables strings.Builder
+			claims := ofanQueueClaims(ofanQueueSeeds(t, 4, backlog, 1.02, warnIn(tt.warn...)), &tables)
+			want := map[string]Verdict{}
+			for _, id := range ids {
+				want[id] = tt.want
+			}
+			wantVerdicts(t, claims, want)
+			if len(tt.warn) == 1 && !strings.Contains(claimByID(t, claims, "queues-flat").Detail, "judged on the 3 of 4 seeds") {
+				t.Errorf("detail does not say which seeds were judged: %s", claimByID(t, claims, "queues-flat").Detail)
+			}
+		})
+	}
 }
 
 func ofanCCData(t *testing.T, increase func(scheme, cc string) float64) (*Data, *Data) {
