@@ -37,7 +37,6 @@ func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenari
 	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
 		rate := sc.Cells[0].Config.Topo().FullRate()
 		tried = append(tried, rate)
-		sum := &report.Summary{Scenario: sc.Name}
 		v := fidelity.OK
 		if rate > limit {
 			v = fidelity.WARN
@@ -52,16 +51,54 @@ func machineLimit(limit uint64, flaky ...uint64) (func(context.Context, *scenari
 			if len(c.Runs) != 1 {
 				return nil, errors.New("a trial must run one seed")
 			}
-			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
-			rv := report.RunVerdict{Cell: c.Name, Verdict: v}
-			if v != fidelity.OK {
-				rv.Reasons = []string{"WARN: CPU saturated"}
-			}
-			sum.Fidelity.Runs = append(sum.Fidelity.Runs, rv)
 		}
-		sum.Fidelity.Verdict = v
-		return sum, nil
+		rv := report.RunVerdict{Verdict: v}
+		if v != fidelity.OK {
+			rv.Reasons = []string{"WARN: CPU saturated"}
+		}
+		return summaryOf(sc, rv), nil
 	}, &tried
+}
+
+// summaryOf is a trial's summary: every cell ran once, complete, and got
+// rv's verdict.
+func summaryOf(sc *scenario.Scenario, rv report.RunVerdict) *report.Summary {
+	sum := &report.Summary{Scenario: sc.Name}
+	for _, c := range sc.Cells {
+		sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
+		rv.Cell = c.Name
+		sum.Fidelity.Runs = append(sum.Fidelity.Runs, rv)
+	}
+	sum.Fidelity.Verdict = rv.Verdict
+	return sum
+}
+
+// fake is a faked machine's trial runner and the rates it was tried at.
+type fake struct {
+	run   func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error)
+	tried *[]uint64
+}
+
+// aimsBetter runs the search on aimed and on blind from opt: aimed must
+// find limit (within the precision below it) in fewer trials than blind.
+func aimsBetter(t *testing.T, opt Options, limit uint64, aimed, blind fake) {
+	t.Helper()
+	opt.run, opt.Dir = aimed.run, t.TempDir()
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps > limit || float64(res.RateBps)*(1+opt.Precision) < float64(limit) {
+		t.Errorf("found %s, want within %.0f%% below %s (tried %v)", units.FormatRate(res.RateBps), 100*opt.Precision, units.FormatRate(limit), *aimed.tried)
+	}
+	opt.run, opt.Dir = blind.run, t.TempDir()
+	if _, err := Search(context.Background(), loader(t), opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(*aimed.tried) >= len(*blind.tried) {
+		t.Errorf("aimed search took %d trials %v, blind %d %v", len(*aimed.tried), *aimed.tried, len(*blind.tried), *blind.tried)
+	}
+	t.Logf("aimed: %v; blind: %v", *aimed.tried, *blind.tried)
 }
 
 func TestSearchFindsTheLimit(t *testing.T) {
@@ -228,9 +265,9 @@ func TestSearchGoesOnAfterAFail(t *testing.T) {
 
 // busyMachine fakes a machine whose cores are busy in proportion to the
 // rate, and whose runs are OK while at most 80% busy.
-func busyMachine(perMbit float64) (func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error), *[]uint64) {
+func busyMachine(perMbit float64) fake {
 	var tried []uint64
-	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
+	return fake{func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
 		rate := sc.Cells[0].Config.Topo().FullRate()
 		tried = append(tried, rate)
 		busy := min(1, perMbit*float64(rate)/1e6)
@@ -238,67 +275,39 @@ func busyMachine(perMbit float64) (func(context.Context, *scenario.Scenario, run
 		if busy > 0.8 {
 			v = fidelity.WARN
 		}
-		sum := &report.Summary{Scenario: sc.Name}
-		for _, c := range sc.Cells {
-			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
-			sum.Fidelity.Runs = append(sum.Fidelity.Runs, report.RunVerdict{Cell: c.Name, Verdict: v, CPUBusy: busy})
-		}
-		sum.Fidelity.Verdict = v
-		return sum, nil
-	}, &tried
+		return summaryOf(sc, report.RunVerdict{Verdict: v, CPUBusy: busy}), nil
+	}, &tried}
 }
 
 // TestSearchAimsByLoad: with the cores' load of each trial known, the
 // search jumps close to the answer instead of doubling, and finds the
 // same limit in fewer trials than a search that cannot see the load.
 func TestSearchAimsByLoad(t *testing.T) {
-	// 1% of the cores per Mbit/s: OK up to 80 Mbit/s.
-	run, tried := busyMachine(0.01)
-	opt := Options{Dir: t.TempDir(), Start: 10 * units.Mbit, Max: 10 * units.Gbit, Precision: 0.25, Confirm: 1, run: run}
-	res, err := Search(context.Background(), loader(t), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RateBps > 80*units.Mbit || float64(res.RateBps)*1.25 < 80e6 {
-		t.Errorf("found %s, want within 25%% below 80Mbit (tried %v)", units.FormatRate(res.RateBps), *tried)
-	}
 	blind, blindTried := machineLimit(80 * units.Mbit)
-	opt.run, opt.Dir = blind, t.TempDir()
-	if _, err := Search(context.Background(), loader(t), opt); err != nil {
-		t.Fatal(err)
-	}
-	if len(*tried) >= len(*blindTried) {
-		t.Errorf("aimed search took %d trials %v, doubling %d %v", len(*tried), *tried, len(*blindTried), *blindTried)
-	}
-	t.Logf("aimed: %v; doubling: %v", *tried, *blindTried)
+	opt := Options{Start: 10 * units.Mbit, Max: 10 * units.Gbit, Precision: 0.25, Confirm: 1}
+	// 1% of the cores per Mbit/s: OK up to 80 Mbit/s.
+	aimsBetter(t, opt, 80*units.Mbit, busyMachine(0.01), fake{blind, blindTried})
 }
 
 // overMachine fakes the demo on the project's machine: the cores are
 // about half busy at any rate (wake-ups, not packets, cost the most), and
 // a figure the verdict limits grows with the rate, WARN above limit.
 // tell: the trials report how far past the limit they were.
-func overMachine(limit uint64, tell bool) (func(context.Context, *scenario.Scenario, runner.Options) (*report.Summary, error), *[]uint64) {
+func overMachine(limit uint64, tell bool) fake {
 	var tried []uint64
-	return func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
+	return fake{func(_ context.Context, sc *scenario.Scenario, _ runner.Options) (*report.Summary, error) {
 		rate := sc.Cells[0].Config.Topo().FullRate()
 		tried = append(tried, rate)
 		over := float64(rate) / float64(limit)
-		v, rv := fidelity.OK, report.RunVerdict{CPUBusy: 0.5 + 0.004*float64(rate)/1e6}
+		rv := report.RunVerdict{Verdict: fidelity.OK, CPUBusy: 0.5 + 0.004*float64(rate)/1e6}
 		if over > 1 {
-			v, rv.Reasons = fidelity.WARN, []string{"WARN: senders lost time"}
+			rv.Verdict, rv.Reasons = fidelity.WARN, []string{"WARN: senders lost time"}
 			if tell {
 				rv.Over = over
 			}
 		}
-		sum := &report.Summary{Scenario: sc.Name}
-		for _, c := range sc.Cells {
-			sum.Cells = append(sum.Cells, report.CellSummary{Cell: c.Name, Runs: 1, CompleteRuns: 1})
-			rv.Cell, rv.Verdict = c.Name, v
-			sum.Fidelity.Runs = append(sum.Fidelity.Runs, rv)
-		}
-		sum.Fidelity.Verdict = v
-		return sum, nil
-	}, &tried
+		return summaryOf(sc, rv), nil
+	}, &tried}
 }
 
 // TestSearchAimsByOver: when the load says little (the cores half busy at
@@ -306,24 +315,8 @@ func overMachine(limit uint64, tell bool) (func(context.Context, *scenario.Scena
 // fewer trials than the load alone, to the same answer.
 func TestSearchAimsByOver(t *testing.T) {
 	const limit = 6 * units.Mbit
-	run, tried := overMachine(limit, true)
-	opt := Options{Dir: t.TempDir(), Start: 25 * units.Mbit, Precision: 0.25, Confirm: 1, run: run}
-	res, err := Search(context.Background(), loader(t), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RateBps > limit || float64(res.RateBps)*1.25 < float64(limit) {
-		t.Errorf("found %s, want within 25%% below %s (tried %v)", units.FormatRate(res.RateBps), units.FormatRate(limit), *tried)
-	}
-	blind, blindTried := overMachine(limit, false)
-	opt.run, opt.Dir = blind, t.TempDir()
-	if _, err := Search(context.Background(), loader(t), opt); err != nil {
-		t.Fatal(err)
-	}
-	if len(*tried) >= len(*blindTried) {
-		t.Errorf("search told how far over took %d trials %v, by the load alone %d %v", len(*tried), *tried, len(*blindTried), *blindTried)
-	}
-	t.Logf("told: %v; load alone: %v", *tried, *blindTried)
+	opt := Options{Start: 25 * units.Mbit, Precision: 0.25, Confirm: 1}
+	aimsBetter(t, opt, limit, overMachine(limit, true), overMachine(limit, false))
 }
 
 // TestCodeOf: the cache key names the code: a dev build by its commit, a
