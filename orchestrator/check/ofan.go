@@ -167,9 +167,10 @@ func ofanQueueClaims(d *Data, tables *strings.Builder) []Claim {
 		policy string
 		size   uint64
 	}
+	policies := append(slices.Clone(ofanGrow), ofanFlat...)
 	var keys []policySize
 	var cells []*CellData
-	for _, p := range append(slices.Clone(ofanGrow), ofanFlat...) {
+	for _, p := range policies {
 		for _, s := range []uint64{small, large} {
 			keys = append(keys, policySize{p, s})
 			cells = append(cells, d.policySize(p, s))
@@ -183,7 +184,7 @@ func ofanQueueClaims(d *Data, tables *strings.Builder) []Claim {
 	var missing, details []string
 	growth := map[string]float64{}
 	fmt.Fprintf(tables, "### Queues per stage (%s)\n\nLargest backlog any port reached, per stage, and the busiest port's packets over the stage's mean.\n\n| policy | size | E->A | A->C | C->A | A->E | worst | busiest/mean C->A, A->E | fidelity |\n|---|---|---|---|---|---|---|---|---|\n", ofanQueues)
-	for _, p := range append(slices.Clone(ofanGrow), ofanFlat...) {
+	for _, p := range policies {
 		var qs []stageQueues
 		for _, s := range []uint64{small, large} {
 			c := compared[policySize{p, s}]
