@@ -30,7 +30,7 @@ func TestDequeueMonitor(t *testing.T) {
 	must(t, err)
 	must(t, shaping.Install(h, dqa, shaping.Link{RateBps: rate, BufferBytes: 1 << 20, MTU: 1500}))
 
-	m, err := StartDequeueMonitor(0)
+	m, err := StartDequeueMonitor(0, nil)
 	must(t, err)
 	t.Cleanup(func() { m.Close() })
 	const watched, other = 0x7f000101, 0x7f000102
@@ -52,18 +52,29 @@ func TestDequeueMonitor(t *testing.T) {
 	}
 
 	var st DequeueStats
-	deadline := time.Now().Add(10 * time.Second) // the burst drains in 88 ms at 20 Mbit/s
+	// The burst drains in 88 ms at 20 Mbit/s.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, err = m.Stats(watched)
 		must(t, err)
-		if st.Dequeues >= n || time.Now().After(deadline) {
+		q, err := shaping.Read(h, dqa)
+		must(t, err)
+		if (q.BacklogPkts == 0 && q.SentPackets >= n+nOther) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	st, err = m.Stats(watched)
+	must(t, err)
 	t.Logf("%+v: %.2f Mbit/s while busy", st, st.BusyRateBps()/1e6)
-	if st.Dequeues != n || st.Bytes != uint64(n*len(f)) {
-		t.Errorf("counted %d dequeues of %d bytes, want %d of %d", st.Dequeues, st.Bytes, n, n*len(f))
+	// The qdisc_dequeue tracepoint does not see quite every dequeue of
+	// a burst (Linux 6.18: 0-2 of these 200, 8-40 of 8000, with the
+	// program never skipped for recursion), which is why the link model
+	// takes the real queue from snapshots of the qdisc's own backlog
+	// rather than from these counts (c/realq.h). What is seen is whole
+	// watched frames, never more than were sent.
+	if st.Dequeues > n || st.Dequeues < n*97/100 || st.Bytes != st.Dequeues*uint64(len(f)) {
+		t.Errorf("counted %d dequeues of %d bytes, want %d of %d (at least 97%% of them)", st.Dequeues, st.Bytes, n, n*len(f))
 	}
 	// The other-mark frames went first, so every watched frame but the
 	// last found others queued behind it: nearly all gaps are busy.

@@ -33,8 +33,12 @@ var mapNames = []string{
 	xdpIngressMapCfgMap, xdpIngressMapPorts, xdpIngressMapIf2port, xdpIngressMapTxPorts,
 	xdpIngressMapCounters, xdpIngressMapFifos, xdpIngressMapRoutes, xdpIngressMapGroups,
 	xdpIngressMapUplinks, xdpIngressMapPtrs, xdpIngressMapRrPtr,
-	xdpIngressMapTapCfg, xdpIngressMapTapRings, xdpIngressMapTapScratch,
+	xdpIngressMapTapCfg, xdpIngressMapTapRings, xdpIngressMapTapScratch, xdpIngressMapRealq,
 }
+
+// optionalMaps are maps a plane pinned by an older ftlab may lack; it
+// opens without them (its programs do not use them).
+var optionalMaps = map[string]bool{xdpIngressMapRealq: true}
 
 // mapRefs returns the plane's map fields by name.
 func (p *Plane) mapRefs() map[string]**ebpf.Map {
@@ -45,6 +49,7 @@ func (p *Plane) mapRefs() map[string]**ebpf.Map {
 		xdpIngressMapRoutes: &m.Routes, xdpIngressMapGroups: &m.Groups, xdpIngressMapUplinks: &m.Uplinks,
 		xdpIngressMapPtrs: &m.Ptrs, xdpIngressMapRrPtr: &m.RrPtr,
 		xdpIngressMapTapCfg: &m.TapCfg, xdpIngressMapTapRings: &m.TapRings, xdpIngressMapTapScratch: &m.TapScratch,
+		xdpIngressMapRealq: &m.Realq,
 	}
 }
 
@@ -102,7 +107,11 @@ func OpenPlane(dir string) (*Plane, error) {
 		}
 	}()
 	for name, m := range p.mapRefs() {
-		if *m, err = ebpf.LoadPinnedMap(filepath.Join(dir, "maps", name), nil); err != nil {
+		*m, err = ebpf.LoadPinnedMap(filepath.Join(dir, "maps", name), nil)
+		if errors.Is(err, fs.ErrNotExist) && optionalMaps[name] {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("bpf: open pinned map %s: %w", name, err)
 		}
 	}

@@ -120,6 +120,7 @@ func layout(sizes []Sizes) ([]xdpIngressSwCfg, map[string]int) {
 		xdpIngressMapTxPorts:  ports,
 		xdpIngressMapCounters: ports,
 		xdpIngressMapFifos:    ports,
+		xdpIngressMapRealq:    ports,
 		xdpIngressMapRoutes:   routes,
 		xdpIngressMapGroups:   groups,
 		xdpIngressMapPtrs:     ptrs,
@@ -338,7 +339,7 @@ func (p *Plane) Close() error {
 	p.colls = nil
 	closeAll(p.tc, p.pass, p.objs.XdpIngress, p.objs.CfgMap, p.objs.Counters, p.objs.Fifos, p.objs.Groups,
 		p.objs.If2port, p.objs.Ports, p.objs.Ptrs, p.objs.Routes, p.objs.RrPtr, p.objs.TxPorts,
-		p.objs.Uplinks, p.objs.TapCfg, p.objs.TapRings, p.objs.TapScratch)
+		p.objs.Uplinks, p.objs.TapCfg, p.objs.TapRings, p.objs.TapScratch, p.objs.Realq)
 	return errors.Join(errs...)
 }
 

@@ -23,6 +23,16 @@ type qdiscMonitorDqStats struct {
 	LastNs    uint64
 	LastLen   uint32
 	LastQlen  uint32
+	RqPort    uint32
+	Pad       uint32
+}
+
+type qdiscMonitorRealQueue struct {
+	_           structs.HostLayout
+	EnqBytes    uint64
+	SnapEnq     uint64
+	SnapBacklog uint64
+	SnapNs      uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -30,6 +40,7 @@ type qdiscMonitorDqStats struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	qdiscMonitorMapDqPorts       = "dq_ports"
+	qdiscMonitorMapRealq         = "realq"
 	qdiscMonitorProgQdiscDequeue = "qdisc_dequeue"
 )
 
@@ -83,6 +94,7 @@ type qdiscMonitorProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type qdiscMonitorMapSpecs struct {
 	DqPorts *ebpf.MapSpec `ebpf:"dq_ports"`
+	Realq   *ebpf.MapSpec `ebpf:"realq"`
 }
 
 // qdiscMonitorVariableSpecs contains global variables before they are loaded into the kernel.
@@ -112,11 +124,13 @@ func (o *qdiscMonitorObjects) Close() error {
 // It can be passed to loadQdiscMonitorObjects or ebpf.CollectionSpec.LoadAndAssign.
 type qdiscMonitorMaps struct {
 	DqPorts *ebpf.Map `ebpf:"dq_ports"`
+	Realq   *ebpf.Map `ebpf:"realq"`
 }
 
 func (m *qdiscMonitorMaps) Close() error {
 	return _QdiscMonitorClose(
 		m.DqPorts,
+		m.Realq,
 	)
 }
 

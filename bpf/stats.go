@@ -88,6 +88,51 @@ type QueueStats struct {
 	// above.
 	Hist        [HistBuckets]uint64
 	BucketBytes uint64
+	// LagDecided counts the arrivals dropped, trimmed or CE-marked
+	// because the port's real queue (its qdisc, as the dequeue monitor
+	// counts it) held more than the model's: what the machine's lag
+	// decided, not the ideal link (c/realq.h).
+	LagDecided uint64
+}
+
+// RealQueue is what the link model knows of a port's real egress queue
+// (its qdisc, c/realq.h): the bytes tc_shaped handed it, and the
+// dequeue monitor's latest snapshot of its backlog.
+type RealQueue struct {
+	EnqBytes    uint64 // handed to the qdisc (Ethernet frames)
+	SnapEnq     uint64 // EnqBytes at the snapshot
+	SnapBacklog uint64 // the qdisc's backlog right after the snapshot's dequeue
+	SnapNs      uint64 // when (CLOCK_MONOTONIC); 0 = never
+}
+
+// Backlog is the real queue's bytes as the link model reckons it: the
+// snapshot plus what was handed over since (0 without a snapshot;
+// staleness aside).
+func (r RealQueue) Backlog() uint64 {
+	if r.SnapNs == 0 {
+		return 0
+	}
+	return r.SnapBacklog + r.EnqBytes - min(r.SnapEnq, r.EnqBytes)
+}
+
+// RealQueue reads a port's real-queue counts. A plane pinned by an older
+// ftlab has none: an error.
+func (s *Switch) RealQueue(port int) (RealQueue, error) {
+	if err := s.checkPort(port); err != nil {
+		return RealQueue{}, err
+	}
+	if err := s.lock(); err != nil {
+		return RealQueue{}, err
+	}
+	defer s.mu.Unlock()
+	if s.maps.Realq == nil {
+		return RealQueue{}, fmt.Errorf("bpf: port %d: this plane has no real-queue map (pinned by an older ftlab)", port)
+	}
+	var v xdpIngressRealQueue
+	if err := s.maps.Realq.Lookup(s.pp(port), &v); err != nil {
+		return RealQueue{}, fmt.Errorf("bpf: port %d real queue: %w", port, err)
+	}
+	return RealQueue{EnqBytes: v.EnqBytes, SnapEnq: v.SnapEnq, SnapBacklog: v.SnapBacklog, SnapNs: v.SnapNs}, nil
 }
 
 // MeanBacklog is the time-averaged backlog in bytes between the first and
@@ -123,6 +168,7 @@ func (s *Switch) QueueStats(port int) (QueueStats, error) {
 		BacklogByteNs: float64(f.IntegHi)*math.Exp2(64) + float64(f.IntegLo),
 		Hist:          f.Hist,
 		BucketBytes:   pc.HistWidth,
+		LagDecided:    f.LagDecided,
 	}, nil
 }
 

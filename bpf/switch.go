@@ -215,6 +215,15 @@ func (s *Switch) AttachXDPPass(ifindex int) error { return s.p.AttachXDPPass(ifi
 // ones included.
 func (s *Switch) Detach(ifindex int) error { return s.p.Detach(ifindex) }
 
+// PlanePort is the index of one of the switch's ports in its plane's
+// shared maps (DequeueMonitor.WatchPort).
+func (s *Switch) PlanePort(port int) (uint32, error) {
+	if err := s.checkPort(port); err != nil {
+		return 0, err
+	}
+	return s.pp(port), nil
+}
+
 // pp is the plane port of one of the switch's ports.
 func (s *Switch) pp(port int) uint32 { return s.cfg.PortBase + uint32(port) }
 

@@ -23,6 +23,7 @@ const (
 	tcShapedMapIf2port    = "if2port"
 	tcShapedMapPorts      = "ports"
 	tcShapedMapPtrs       = "ptrs"
+	tcShapedMapRealq      = "realq"
 	tcShapedMapRoutes     = "routes"
 	tcShapedMapRrPtr      = "rr_ptr"
 	tcShapedMapTapCfg     = "tap_cfg"
@@ -89,6 +90,7 @@ type tcShapedMapSpecs struct {
 	If2port    *ebpf.MapSpec `ebpf:"if2port"`
 	Ports      *ebpf.MapSpec `ebpf:"ports"`
 	Ptrs       *ebpf.MapSpec `ebpf:"ptrs"`
+	Realq      *ebpf.MapSpec `ebpf:"realq"`
 	Routes     *ebpf.MapSpec `ebpf:"routes"`
 	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
@@ -131,6 +133,7 @@ type tcShapedMaps struct {
 	If2port    *ebpf.Map `ebpf:"if2port"`
 	Ports      *ebpf.Map `ebpf:"ports"`
 	Ptrs       *ebpf.Map `ebpf:"ptrs"`
+	Realq      *ebpf.Map `ebpf:"realq"`
 	Routes     *ebpf.Map `ebpf:"routes"`
 	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
@@ -149,6 +152,7 @@ func (m *tcShapedMaps) Close() error {
 		m.If2port,
 		m.Ports,
 		m.Ptrs,
+		m.Realq,
 		m.Routes,
 		m.RrPtr,
 		m.TapCfg,

@@ -29,6 +29,7 @@ type xdpIngressFifo struct {
 	MaxBacklog uint64
 	IntegLo    uint64
 	IntegHi    uint64
+	LagDecided uint64
 	Hist       [16]uint64
 }
 
@@ -108,6 +109,14 @@ type xdpIngressPortCounters struct {
 	DelayUnstamped uint64
 }
 
+type xdpIngressRealQueue struct {
+	_           structs.HostLayout
+	EnqBytes    uint64
+	SnapEnq     uint64
+	SnapBacklog uint64
+	SnapNs      uint64
+}
+
 type xdpIngressRouteKey struct {
 	_         structs.HostLayout
 	Prefixlen uint32
@@ -184,6 +193,7 @@ const (
 	xdpIngressMapIf2port     = "if2port"
 	xdpIngressMapPorts       = "ports"
 	xdpIngressMapPtrs        = "ptrs"
+	xdpIngressMapRealq       = "realq"
 	xdpIngressMapRoutes      = "routes"
 	xdpIngressMapRrPtr       = "rr_ptr"
 	xdpIngressMapTapCfg      = "tap_cfg"
@@ -250,6 +260,7 @@ type xdpIngressMapSpecs struct {
 	If2port    *ebpf.MapSpec `ebpf:"if2port"`
 	Ports      *ebpf.MapSpec `ebpf:"ports"`
 	Ptrs       *ebpf.MapSpec `ebpf:"ptrs"`
+	Realq      *ebpf.MapSpec `ebpf:"realq"`
 	Routes     *ebpf.MapSpec `ebpf:"routes"`
 	RrPtr      *ebpf.MapSpec `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.MapSpec `ebpf:"tap_cfg"`
@@ -292,6 +303,7 @@ type xdpIngressMaps struct {
 	If2port    *ebpf.Map `ebpf:"if2port"`
 	Ports      *ebpf.Map `ebpf:"ports"`
 	Ptrs       *ebpf.Map `ebpf:"ptrs"`
+	Realq      *ebpf.Map `ebpf:"realq"`
 	Routes     *ebpf.Map `ebpf:"routes"`
 	RrPtr      *ebpf.Map `ebpf:"rr_ptr"`
 	TapCfg     *ebpf.Map `ebpf:"tap_cfg"`
@@ -310,6 +322,7 @@ func (m *xdpIngressMaps) Close() error {
 		m.If2port,
 		m.Ports,
 		m.Ptrs,
+		m.Realq,
 		m.Routes,
 		m.RrPtr,
 		m.TapCfg,

@@ -219,6 +219,7 @@ type portSample struct {
 	Queue bpf.QueueStats
 	Qdisc shaping.Stats
 	Ctr   bpf.PortCounters
+	Real  bpf.RealQueue // what the link model knows of the qdisc (bpf/c/realq.h)
 }
 
 func monotonicNs() uint64 {
@@ -244,10 +245,13 @@ func (p *portProbe) sample(tb testing.TB) portSample {
 	if s.Ctr, err = p.sw.PortCounters(p.port); err != nil {
 		tb.Fatal(err)
 	}
+	if s.Real, err = p.sw.RealQueue(p.port); err != nil {
+		tb.Fatal(err)
+	}
 	return s
 }
 
 func (s portSample) String() string {
-	return fmt.Sprintf("model backlog %6.0f B (last arrival saw %6d B), qdisc backlog %6d B / %3d pkts, model drops %d, qdisc drops %d",
-		s.Model, s.Queue.LastBacklog, s.Qdisc.BacklogBytes, s.Qdisc.BacklogPkts, s.Ctr.DropBuffer, s.Qdisc.Drops)
+	return fmt.Sprintf("model backlog %6.0f B (last arrival saw %6d B), qdisc backlog %6d B / %3d pkts (counted %6d B), model drops %d (%d for the real queue), qdisc drops %d",
+		s.Model, s.Queue.LastBacklog, s.Qdisc.BacklogBytes, s.Qdisc.BacklogPkts, s.Real.Backlog(), s.Ctr.DropBuffer, s.Queue.LagDecided, s.Qdisc.Drops)
 }

@@ -49,11 +49,20 @@ type portRef struct {
 }
 
 // WatchDequeues starts measuring every switch port's egress queue. Only
-// the eBPF data plane in shaped mode queues packets in qdiscs.
+// the eBPF data plane in shaped mode queues packets in qdiscs. From then
+// until Close, the switches' link models also see their real queues
+// (bpf.DequeueMonitor.WatchPort).
 func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
 	if l.Config.DataPlane != DataPlaneBPF || l.Config.Mode != ModeShaped {
 		return nil, fmt.Errorf("dequeue monitor: only the eBPF data plane in shaped mode queues in qdiscs")
 	}
+	plane, err := bpf.OpenPlane(PlaneDir(l.PinRoot))
+	if err != nil {
+		return nil, fmt.Errorf("dequeue monitor: %w", err)
+	}
+	// The monitor keeps its own reference to the plane's map.
+	defer plane.Close()
+	index := switchIndexes(l.Topo)
 	marks := map[portRef]uint32{}
 	for i := range l.Topo.Nodes {
 		n := &l.Topo.Nodes[i]
@@ -61,16 +70,31 @@ func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
 			marks[portRef{n.Name, p}] = PortMark(l.PinRoot, i, p)
 		}
 	}
-	mon, err := bpf.StartDequeueMonitor(len(marks))
+	mon, err := bpf.StartDequeueMonitor(len(marks), plane)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range marks {
-		if err := mon.Watch(m); err != nil {
+	for ref, m := range marks {
+		if err := watchPort(mon, plane, index, ref, m); err != nil {
 			return nil, errors.Join(err, mon.Close())
 		}
 	}
 	return &DequeueWatch{mon: mon, topo: l.Topo, marks: marks}, nil
+}
+
+// watchPort watches one port's mark: a switch port's with its real-queue
+// entry, a host's (its agent marks what it sends; no switch program
+// models its queue) alone.
+func watchPort(mon *bpf.DequeueMonitor, plane *bpf.Plane, index map[string]int, ref portRef, mark uint32) error {
+	i, isSwitch := index[ref.node]
+	if !isSwitch {
+		return mon.Watch(mark)
+	}
+	pp, err := plane.Switch(i).PlanePort(ref.port)
+	if err != nil {
+		return fmt.Errorf("dequeue monitor: %s port %d: %w", ref.node, ref.port, err)
+	}
+	return mon.WatchPort(mark, pp)
 }
 
 // Fill sets the Dequeue statistics of every port in ports.

@@ -10,6 +10,12 @@
  * delay itself: the htb/tbf qdisc at the same rate on the egress veth
  * does the real waiting, the model decides drops, marks and statistics.
  *
+ * The real queue (realq.h): when the dequeue monitor reports that the
+ * qdisc holds more than the model's backlog (the machine served the link
+ * slower than its rate), drops, trims and marks follow the real backlog;
+ * the model's own state and statistics stay those of the ideal link, and
+ * lag_decided counts the arrivals whose verdict the real queue changed.
+ *
  * Probe headroom (Ordered Chaos IV-B4, off unless configured): the last
  * reserve bytes of the buffer take only ftlab's header-only probes; every
  * other packet sees a buffer that much smaller.
@@ -44,6 +50,7 @@ struct lm_pkt {
 	__u8 trim_on;   /* switch trims */
 	__u8 is_probe;  /* an ftlab probe: may use the reserve */
 	__u32 pad;
+	__u64 real;     /* bytes in the port's real queue (realq_backlog); 0 = unknown */
 };
 
 /* The buffer an arrival may fill: all of it for probes, less the probe
@@ -92,6 +99,25 @@ static __always_inline void fifo_integrate(struct fifo *q, __u64 backlog, __u64 
 	add128(&q->integ_hi, &q->integ_lo, ((q->b_last + backlog) * (end - t0)) >> 1);
 }
 
+/* The verdict for an arrival that finds backlog bytes queued. */
+static __always_inline int fifo_decide(const struct port_cfg *pc, const struct lm_pkt *lp, __u64 backlog)
+{
+	if (lp->trim_on && !lp->is_data && !lp->is_probe) {
+		/* Header-only packets go to the priority class when trimming
+		 * is on (NDP-style): they use link time but never the buffer.
+		 * Not the transport's probes: they are low priority (Ordered
+		 * Chaos IV-B) and must queue behind the data they speak for, or
+		 * a probe overtakes the packets of its own path and the receiver
+		 * takes them for lost. */
+		return LM_FWD_PRIO;
+	}
+	if (backlog + lp->len > fifo_limit(pc, lp))
+		return lp->trim_on && lp->trim_len ? LM_TRIM : LM_DROP;
+	if (pc->ecn_bytes && backlog > pc->ecn_bytes && lp->ect)
+		return LM_FWD_CE;
+	return LM_FWD;
+}
+
 /* One arrival at egress port pc/q at time now. Runs under the FIFO lock:
  * no helper calls in here. Returns an lm_verdict. */
 static __always_inline int fifo_arrive(struct fifo *q, const struct port_cfg *pc,
@@ -114,25 +140,12 @@ static __always_inline int fifo_arrive(struct fifo *q, const struct port_cfg *pc
 		bucket = HIST_BUCKETS - 1;
 	q->hist[bucket & (HIST_BUCKETS - 1)] += 1;
 
-	acc = lp->len;
-	if (lp->trim_on && !lp->is_data && !lp->is_probe) {
-		/* Header-only packets go to the priority class when trimming
-		 * is on (NDP-style): they use link time but never the buffer.
-		 * Not the transport's probes: they are low priority (Ordered
-		 * Chaos IV-B) and must queue behind the data they speak for, or
-		 * a probe overtakes the packets of its own path and the receiver
-		 * takes them for lost. */
-		verdict = LM_FWD_PRIO;
-	} else if (backlog + lp->len > fifo_limit(pc, lp)) {
-		if (!lp->trim_on || !lp->trim_len)
-			return LM_DROP; /* b_last = backlog: nothing joined */
-		acc = lp->trim_len;
-		verdict = LM_TRIM;
-	} else if (pc->ecn_bytes && backlog > pc->ecn_bytes && lp->ect) {
-		verdict = LM_FWD_CE;
-	} else {
-		verdict = LM_FWD;
-	}
+	verdict = fifo_decide(pc, lp, lp->real > backlog ? lp->real : backlog);
+	if (lp->real > backlog && verdict != fifo_decide(pc, lp, backlog))
+		q->lag_decided += 1;
+	if (verdict == LM_DROP)
+		return LM_DROP; /* b_last = backlog: nothing joined */
+	acc = verdict == LM_TRIM ? lp->trim_len : lp->len;
 
 	start = q->t_next > now ? q->t_next : now;
 	q->t_next = start + acc * BIT_NS / pc->rate_bps;

@@ -14,6 +14,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "structs.h"
+#include "realq.h" /* realq: shared with qdisc_monitor */
 
 /* Switch id -> its configuration and the offsets of its entries. */
 struct {

@@ -13,8 +13,13 @@
  * served in those gaps with their sum: the rate the link achieved while it
  * had work, against its configured rate.
  *
- * Updates are plain adds: a qdisc dequeues on one CPU at a time (its
- * running state serializes them), so one port's entry has one writer.
+ * At the dequeues of a port of a plane (dq_stats.rq_port) it also
+ * snapshots the qdisc's backlog into the plane's realq entry (realq.h):
+ * the link model's view of the real queue.
+ *
+ * Updates of dq_ports are plain adds: a qdisc dequeues on one CPU at a
+ * time (its running state serializes them), so one port's entry has one
+ * writer; a port's realq snapshot has this one writer too.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -34,6 +39,7 @@ int qdisc_dequeue(struct bpf_raw_tracepoint_args *ctx)
 	struct sk_buff *skb = (struct sk_buff *)ctx->args[3];
 	struct dq_stats *st;
 	__u32 mark, len, qlen;
+	__u64 total;
 	__u64 now;
 
 	if (!skb || packets <= 0)
@@ -48,15 +54,26 @@ int qdisc_dequeue(struct bpf_raw_tracepoint_args *ctx)
 	len = BPF_CORE_READ(skb, len);
 	qlen = BPF_CORE_READ(q, q.qlen);
 
-	st->dequeues += packets;
-	st->bytes += len;
+	total = len;
 	/* A bulk dequeue hands over a list: count every packet's bytes. */
 	if (packets > 1) {
 		struct sk_buff *next = BPF_CORE_READ(skb, next);
 
 		for (int i = 1; i < MAX_BULK_DEQUEUE && i < packets && next; i++) {
-			st->bytes += BPF_CORE_READ(next, len);
+			total += BPF_CORE_READ(next, len);
 			next = BPF_CORE_READ(next, next);
+		}
+	}
+	st->dequeues += packets;
+	st->bytes += total;
+	if (st->rq_port) {
+		__u32 pp = st->rq_port - 1;
+		struct real_queue *rq = bpf_map_lookup_elem(&realq, &pp);
+
+		if (rq) {
+			rq->snap_enq = *(volatile __u64 *)&rq->enq_bytes;
+			rq->snap_backlog = BPF_CORE_READ(q, qstats.backlog);
+			rq->snap_ns = now;
 		}
 	}
 	if (packets == 1 && st->last_ns && st->last_qlen > 0 && now > st->last_ns) {

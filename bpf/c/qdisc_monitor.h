@@ -2,15 +2,17 @@
 /*
  * qdisc_monitor.h: the dequeue monitor's own definitions. It runs outside
  * the switches (one instance per process, on a machine-wide tracepoint)
- * and shares nothing with them but the skb mark tc_shaped stamps
- * (port_cfg.mark), so its bounds, its map value and its map live here
- * rather than in the switch's consts.h/structs.h/maps.h.
+ * and shares with them only the skb mark tc_shaped stamps (port_cfg.mark)
+ * and, when loaded against a plane, that plane's realq map (realq.h), so
+ * its bounds, its map value and its map live here rather than in the
+ * switch's consts.h/structs.h/maps.h.
  */
 #pragma once
 
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "realq.h"
 
 enum qm_limits {
 	MAX_WATCHED_PORTS = 16384, /* default size of dq_ports; Go sizes it per lab */
@@ -30,6 +32,8 @@ struct dq_stats {
 	__u64 last_ns;    /* time of the latest dequeue */
 	__u32 last_len;   /* its length */
 	__u32 last_qlen;  /* packets it left in the qdisc */
+	__u32 rq_port;    /* plane port + 1 whose realq entry these dequeues snapshot; 0 = none */
+	__u32 pad;
 };
 
 /* The kernel's types, reduced to the fields read; CO-RE relocates each
@@ -38,8 +42,13 @@ struct qdisc_skb_head {
 	__u32 qlen;
 } __attribute__((preserve_access_index));
 
+struct gnet_stats_queue {
+	__u32 backlog;
+} __attribute__((preserve_access_index));
+
 struct Qdisc {
 	struct qdisc_skb_head q;
+	struct gnet_stats_queue qstats;
 } __attribute__((preserve_access_index));
 
 struct sk_buff {

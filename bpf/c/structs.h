@@ -95,6 +95,7 @@ struct fifo {
 	__u64 max_backlog; /* bytes, right after an enqueue */
 	__u64 integ_lo;    /* time integral of the backlog, byte*ns, low word */
 	__u64 integ_hi;    /* ... high word (128-bit accumulator) */
+	__u64 lag_decided; /* arrivals dropped, trimmed or marked for the real queue, not the model's */
 	__u64 hist[HIST_BUCKETS]; /* arrivals by backlog seen, bucket = buffer/16 */
 };
 

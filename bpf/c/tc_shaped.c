@@ -5,8 +5,9 @@
  * xdp_ingress has already done the PHY stage and the L3 sanity checks and
  * passed the frame. Here: route, choose the egress port (ar sees the
  * FIFOs), run the egress port's virtual FIFO (drop / trim / CE mark /
- * statistics), rewrite and bpf_redirect(ifindex, 0) so the packet waits
- * in the egress veth's qdisc (htb/tbf at the link rate). In line-rate
+ * statistics, seeing the real queue too: realq.h), rewrite and
+ * bpf_redirect(ifindex, 0) so the packet waits in the egress veth's qdisc
+ * (htb/tbf at the link rate). In line-rate
  * mode, and for packets to the switch itself, it passes. Attached as a
  * direct-action cls_bpf filter on the port's ingress qdisc.
  */
@@ -64,6 +65,7 @@ SEC("tc")
 int tc_shaped(struct __sk_buff *skb)
 {
 	struct port_counters *ic, *ec;
+	struct real_queue *rq = NULL;
 	struct port_cfg *ipc, *epc;
 	struct lm_pkt lp = {};
 	struct sw_cfg *cfg;
@@ -150,9 +152,11 @@ int tc_shaped(struct __sk_buff *skb)
 	if (epc->rate_bps) {
 		struct fifo *q = bpf_map_lookup_elem(&fifos, &epp);
 
+		rq = bpf_map_lookup_elem(&realq, &epp);
 		if (q) {
 			__u64 now = bpf_ktime_get_ns();
 
+			lp.real = realq_backlog(rq, epc->rate_bps, now);
 			bpf_spin_lock(&q->lock);
 			verdict = fifo_arrive(q, epc, &lp, now);
 			bpf_spin_unlock(&q->lock);
@@ -182,6 +186,8 @@ int tc_shaped(struct __sk_buff *skb)
 	}
 	ec->tx_packets += 1;
 	ec->tx_bytes += skb->len;
+	if (rq)
+		__sync_fetch_and_add(&rq->enq_bytes, skb->len);
 	/* Lets qdisc_monitor find the packet when the link dequeues it (the
 	 * mark is scrubbed when the veth hands it to the peer namespace). */
 	skb->mark = epc->mark;

@@ -33,7 +33,7 @@ func TestSocketMark(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	mon, err := bpf.StartDequeueMonitor(0)
+	mon, err := bpf.StartDequeueMonitor(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

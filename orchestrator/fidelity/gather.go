@@ -26,6 +26,7 @@ func SaturatedLinks(ports []switchd.PortStats, skip map[string]bool) []LinkInput
 			AchievedBps: d.BusyRateBps(), MeanBacklog: p.Queue.MeanBacklog(), BusyGaps: d.BusyGaps,
 			MeanGapNs:  float64(d.BusyNs) / float64(d.BusyGaps),
 			IdealGapNs: float64(d.BusyBytes) / float64(d.BusyGaps) * 8 / float64(rate) * 1e9,
+			LagDecided: p.Queue.LagDecided,
 		})
 	}
 	return out

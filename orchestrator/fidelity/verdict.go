@@ -94,6 +94,12 @@ type LinkInput struct {
 	// served in those gaps at RateBps.
 	MeanGapNs  float64 `json:"mean_gap_ns"`
 	IdealGapNs float64 `json:"ideal_gap_ns"`
+	// LagDecided counts the arrivals dropped, trimmed or CE-marked for
+	// the real queue (the qdisc) holding more than the link model's: a
+	// link served below its rate behaves as a slower link with the
+	// configured buffer (bpf/c/realq.h). Reported, not judged: the rate
+	// is (MinLinkRate).
+	LagDecided uint64 `json:"lag_decided"`
 }
 
 // DropInput is one switch-to-switch link direction that lost packets no
@@ -284,9 +290,9 @@ func Judge(in Inputs) Report {
 		})
 		w := slow[0]
 		over(MinLinkRate*float64(w.RateBps), w.AchievedBps)
-		flag(WARN, "%d of %d saturated link directions served below %.0f%% of their rate while backlogged (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs)",
+		flag(WARN, "%d of %d saturated link directions served below %.0f%% of their rate while backlogged (worst %s %s port %d: %.1f%%, gap %.0fµs vs ideal %.0fµs; %d arrivals there dropped or marked for its real queue)",
 			len(slow), len(in.Links), 100*MinLinkRate, w.Direction, w.Switch, w.Port, 100*w.AchievedBps/float64(w.RateBps),
-			w.MeanGapNs/1e3, w.IdealGapNs/1e3)
+			w.MeanGapNs/1e3, w.IdealGapNs/1e3, w.LagDecided)
 	}
 	return r
 }

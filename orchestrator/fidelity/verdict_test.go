@@ -143,11 +143,11 @@ func TestJudge(t *testing.T) {
 		{
 			name: "saturated link below its rate",
 			in: Inputs{Links: []LinkInput{fullLink,
-				{Switch: "a0-1", Port: 3, Direction: "A->C", RateBps: 25e6, AchievedBps: 20e6, MeanGapNs: 600e3, IdealGapNs: 480e3},
+				{Switch: "a0-1", Port: 3, Direction: "A->C", RateBps: 25e6, AchievedBps: 20e6, MeanGapNs: 600e3, IdealGapNs: 480e3, LagDecided: 37},
 				{Switch: "a0-0", Port: 2, Direction: "A->C", RateBps: 25e6, AchievedBps: 23e6, MeanGapNs: 520e3, IdealGapNs: 480e3},
 			}},
 			wantVerdict: WARN,
-			wantReasons: []string{"WARN: 2 of 3 saturated link directions served below 95% of their rate while backlogged (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs)"},
+			wantReasons: []string{"WARN: 2 of 3 saturated link directions served below 95% of their rate while backlogged (worst A->C a0-1 port 3: 80.0%, gap 600µs vs ideal 480µs; 37 arrivals there dropped or marked for its real queue)"},
 			wantOver:    0.95 * 25 / 20,
 		},
 	}
