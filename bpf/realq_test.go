@@ -95,3 +95,43 @@ func TestRealQueueDecides(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchPort: a monitor loaded against a plane watches a port of it
+// with its real-queue entry, refusing ports the plane lacks; one without
+// a plane (or against a plane pinned without realq) only watches.
+func TestWatchPort(t *testing.T) {
+	requireRoot(t)
+	f := newFixture(t, baseConfig())
+	pp, err := f.s.PlanePort(1)
+	f.must(err)
+	if _, err := f.s.PlanePort(nPorts + MaxPorts); err == nil {
+		t.Error("PlanePort accepted a port past the switch's")
+	}
+	const mark = 0x7f000201
+	for _, tc := range []struct {
+		name    string
+		plane   *Plane
+		port    uint32
+		wantErr bool
+	}{
+		{"plane", f.s.p, pp, false},
+		{"plane, no such port", f.s.p, 1 << 30, true},
+		{"no plane", nil, 1 << 30, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := StartDequeueMonitor(0, tc.plane)
+			f.must(err)
+			t.Cleanup(func() { m.Close() })
+			err = m.WatchPort(mark, tc.port)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("WatchPort: %v, want error %v", err, tc.wantErr)
+			}
+			if _, serr := m.Stats(mark); (serr != nil) != tc.wantErr {
+				t.Errorf("Stats after WatchPort: %v", serr)
+			}
+			if err := m.WatchPort(0, tc.port); err == nil {
+				t.Error("WatchPort(0) accepted")
+			}
+		})
+	}
+}
