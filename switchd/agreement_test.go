@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/internal/topology"
-	"github.com/ftlab/ftlab/bpf"
 	"github.com/ftlab/ftlab/switchd"
 	"github.com/ftlab/ftlab/switchd/shaping"
 )
