@@ -89,9 +89,9 @@ type QueueStats struct {
 	Hist        [HistBuckets]uint64
 	BucketBytes uint64
 	// LagDecided counts the arrivals dropped, trimmed or CE-marked
-	// because the port's real queue (its qdisc, as the dequeue monitor
-	// counts it) held more than the model's: what the machine's lag
-	// decided, not the ideal link (c/realq.h).
+	// because the port's real queue (its qdisc, as the dequeue monitor's
+	// snapshots reckon it) held more than the model's: what the machine's
+	// lag decided, not the ideal link (c/realq.h).
 	LagDecided uint64
 }
 
