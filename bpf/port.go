@@ -101,7 +101,7 @@ func (s *Switch) SetPort(port int, pc PortConfig) error {
 		v.AdminUp = 1
 	}
 	if pc.RateBps > 0 {
-		v.MaxDelayNs = math.MaxUint64 / pc.RateBps
+		v.deriveFromRate()
 	}
 	var err error
 	if v.CorruptThr, v.CorruptAll, err = corruptThreshold(pc.CorruptProb); err != nil {
@@ -230,8 +230,25 @@ func (s *Switch) SetPortRate(port int, bps uint64) error {
 	}
 	return s.updatePort(port, func(v *xdpIngressPortCfg) {
 		v.RateBps = bps
-		v.MaxDelayNs = math.MaxUint64 / bps
+		v.deriveFromRate()
 	})
+}
+
+// Real-queue snapshot staleness (c/realq.h): a backlogged qdisc dequeues
+// at least once per frame time, so a snapshot older than a few jumbo
+// frame times at the port's rate, plus a wake-up allowance, is a
+// monitor's that stopped.
+const (
+	realqMinStale    = 20 * time.Millisecond // longer than any wake-up delay of a sane machine
+	realqStaleFrames = 4
+	realqMaxFrame    = 9018 // jumbo Ethernet frame, bytes
+)
+
+// deriveFromRate sets the fields the programs derive from a positive
+// RateBps: the overflow clamp and the real-queue staleness bound.
+func (v *xdpIngressPortCfg) deriveFromRate() {
+	v.MaxDelayNs = math.MaxUint64 / v.RateBps
+	v.RealqStaleNs = uint64(realqMinStale) + realqStaleFrames*realqMaxFrame*8*1_000_000_000/v.RateBps
 }
 
 // Port reads a port's configuration back as SetPort and the updates after

@@ -67,26 +67,27 @@ type xdpIngressPointer struct {
 }
 
 type xdpIngressPortCfg struct {
-	_           structs.HostLayout
-	Ifindex     uint32
-	CorruptThr  uint32
-	Mac         [6]uint8
-	PeerMac     [6]uint8
-	Configured  uint8
-	AdminUp     uint8
-	CorruptAll  uint8
-	Pad0        uint8
-	Uplink      int32
-	Mark        uint32
-	DelayNs     uint32
-	JitterNs    uint32
-	Sw          uint32
-	Pad1        uint32
-	RateBps     uint64
-	BufferBytes uint64
-	EcnBytes    uint64
-	MaxDelayNs  uint64
-	HistWidth   uint64
+	_            structs.HostLayout
+	Ifindex      uint32
+	CorruptThr   uint32
+	Mac          [6]uint8
+	PeerMac      [6]uint8
+	Configured   uint8
+	AdminUp      uint8
+	CorruptAll   uint8
+	Pad0         uint8
+	Uplink       int32
+	Mark         uint32
+	DelayNs      uint32
+	JitterNs     uint32
+	Sw           uint32
+	Pad1         uint32
+	RateBps      uint64
+	BufferBytes  uint64
+	EcnBytes     uint64
+	MaxDelayNs   uint64
+	HistWidth    uint64
+	RealqStaleNs uint64
 }
 
 type xdpIngressPortCounters struct {

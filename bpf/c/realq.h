@@ -28,20 +28,14 @@
  * is corrected by the next dequeue seen.
  *
  * Without a monitor no snapshot is taken: the entry goes stale (none
- * within realq_stale_ns) and the model decides alone, so a monitor that
- * exits, even killed, leaves the switch as it was.
+ * within port_cfg.realq_stale_ns) and the model decides alone, so a
+ * monitor that exits, even killed, leaves the switch as it was.
  */
 #pragma once
 
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-
-enum realq_limits {
-	REALQ_MIN_STALE_NS = 20000000, /* 20 ms: longer than any wake-up delay of a sane machine */
-	REALQ_STALE_FRAMES = 4,        /* ... plus four 9 KB frame times at the port's rate */
-	REALQ_MAX_FRAME = 9018,        /* jumbo Ethernet frame */
-};
 
 /* One port's real egress queue (realq[port_base + port]). Bytes are the
  * skb's length at the qdisc: the Ethernet frame. */
@@ -60,21 +54,14 @@ struct {
 	__type(value, struct real_queue);
 } realq SEC(".maps");
 
-/* How long a port's snapshot stays usable: four jumbo frame times at
- * rate_bps, plus a wake-up allowance. A backlogged qdisc dequeues at
- * least once per frame time; an idle one has nothing to correct. */
-static __always_inline __u64 realq_stale_ns(__u64 rate_bps)
-{
-	__u64 frame_ns = rate_bps ? REALQ_MAX_FRAME * 8ULL * 1000000000ULL / rate_bps : 0;
-
-	return REALQ_MIN_STALE_NS + REALQ_STALE_FRAMES * frame_ns;
-}
-
 /* Bytes in the port's real queue at now, or 0 if unknown (no entry, no
- * snapshot, or a stale one). Plain racy reads: a u64 load is atomic, and
+ * snapshot, or one older than stale_ns: port_cfg.realq_stale_ns, which Go
+ * derives from the rate as four jumbo frame times plus 20 ms, since a
+ * backlogged qdisc dequeues at least once per frame time and an idle one
+ * has nothing to correct). Plain racy reads: a u64 load is atomic, and
  * fields read across a concurrent snapshot are off by the packets of one
  * dequeue at most. */
-static __always_inline __u64 realq_backlog(const struct real_queue *rq, __u64 rate_bps, __u64 now)
+static __always_inline __u64 realq_backlog(const struct real_queue *rq, __u64 stale_ns, __u64 now)
 {
 	__u64 at, enq, snap;
 
@@ -82,7 +69,7 @@ static __always_inline __u64 realq_backlog(const struct real_queue *rq, __u64 ra
 		return 0;
 	at = *(volatile const __u64 *)&rq->snap_ns;
 	/* at > now: a snapshot on another CPU since this program read now. */
-	if (!at || (now > at && now - at > realq_stale_ns(rate_bps)))
+	if (!at || (now > at && now - at > stale_ns))
 		return 0;
 	enq = *(volatile const __u64 *)&rq->enq_bytes;
 	snap = *(volatile const __u64 *)&rq->snap_enq;

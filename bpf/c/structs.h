@@ -58,6 +58,7 @@ struct port_cfg {
 	__u64 ecn_bytes;    /* CE-mark ECT packets above this backlog; 0 = off */
 	__u64 max_delay_ns; /* derived: U64_MAX / rate_bps (overflow clamp) */
 	__u64 hist_width;   /* derived: histogram bucket width, bytes (>= 1) */
+	__u64 realq_stale_ns; /* derived: age past which a real-queue snapshot is stale (realq.h) */
 };
 
 /* Per-port counters (counters[port_base + port], per CPU). Ingress causes are charged

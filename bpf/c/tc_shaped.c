@@ -156,7 +156,7 @@ int tc_shaped(struct __sk_buff *skb)
 		if (q) {
 			__u64 now = bpf_ktime_get_ns();
 
-			lp.real = realq_backlog(rq, epc->rate_bps, now);
+			lp.real = realq_backlog(rq, epc->realq_stale_ns, now);
 			bpf_spin_lock(&q->lock);
 			verdict = fifo_arrive(q, epc, &lp, now);
 			bpf_spin_unlock(&q->lock);
