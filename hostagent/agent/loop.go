@@ -56,6 +56,7 @@ type Loop struct {
 
 	mu       sync.Mutex
 	posted   []func()
+	closed   bool // by Close: posts are dropped
 	npost    atomic.Int32
 	sleeping atomic.Bool
 	kicked   atomic.Bool
@@ -145,6 +146,13 @@ func NewLoop() (l *Loop, err error) {
 // Close releases the loop's descriptors (not the watched ones). The loop
 // must not be running.
 func (l *Loop) Close() error {
+	// Posts can still come from other goroutines (a command reader Serve
+	// did not wait for, the kick of Run's context after it returned): they
+	// must find the loop closed rather than write to a descriptor number
+	// the process may already have given to something else.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
 	var errs []error
 	for _, fd := range []*int{&l.efd, &l.epAll, &l.epPost} {
 		if *fd >= 0 {
@@ -268,13 +276,18 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) clock.Timer {
 	return t
 }
 
-// Post queues f to run on the loop soon. Safe from any goroutine. A loop
-// that has returned from Run never runs it.
+// Post queues f to run on the loop soon. Safe from any goroutine, also
+// during and after Close. A loop that has returned from Run never runs it.
 func (l *Loop) Post(f func()) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	l.posted = append(l.posted, f)
-	l.mu.Unlock()
 	l.npost.Add(1)
+	// The kick is written under mu, so Close cannot close the eventfd
+	// between the check and the write.
 	if l.sleeping.Load() && l.kicked.CompareAndSwap(false, true) {
 		var one = [8]byte{1}
 		_, _ = unix.Write(l.efd, one[:])

@@ -2,8 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,6 +171,60 @@ func TestLoopPostAndReaders(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatal(err)
+	}
+}
+
+// TestLoopPostDuringClose: posts from other goroutines may race the
+// loop's end and its Close (Serve does not wait for a blocked command
+// reader, and Run's context kick can fire as Run returns): they must
+// neither touch the closed wake-up descriptor (the race detector flags
+// the read against Close's write) nor run, and Do still runs its function
+// on the caller.
+func TestLoopPostDuringClose(t *testing.T) {
+	for range 20 {
+		l, err := agent.NewLoop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- l.Run(ctx) }()
+		var ran atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					l.Post(func() { ran.Add(1) })
+					runtime.Gosched()
+				}
+			})
+		}
+		time.Sleep(time.Millisecond)
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		before := ran.Load()
+		time.Sleep(time.Millisecond) // posts after Close
+		close(stop)
+		wg.Wait()
+		if n := ran.Load(); n != before {
+			t.Fatalf("%d posted functions ran after Close", n-before)
+		}
+		called := false
+		l.Do(func() { called = true })
+		if !called {
+			t.Fatal("Do after Close did not run its function")
+		}
 	}
 }
 
