@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -76,15 +77,31 @@ type agents struct {
 	events chan hostEvent
 }
 
-// startAgents starts an agent in each host and configures it.
+// startAgents starts an agent in each host and configures it. The agents
+// share a loop per core, with a P for each loop on top of the cores, as
+// ftlab's runner runs them (orchestrator/runner.AgentRuntime): a loop per
+// host, each a locked thread, made timers late by milliseconds on a
+// loaded 2-core machine, and the RTOs that followed were the machine's,
+// not the fabric's.
 func (l *lab) startAgents(t testing.TB, hosts []string, cfg control.Configure) *agents {
 	t.Helper()
 	as := &agents{t: t, byHost: map[string]*agent.Handle{}, events: make(chan hostEvent, 4096)}
+	pool, err := agent.NewPool(min(runtime.NumCPU(), len(hosts)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(pool.Len() + runtime.NumCPU())
+	t.Cleanup(func() { // after the agents' cleanups (last in, first out)
+		if err := pool.Close(); err != nil {
+			t.Error(err)
+		}
+		runtime.GOMAXPROCS(prev)
+	})
 	for _, h := range hosts {
 		if as.byHost[h] != nil {
 			continue
 		}
-		ha, err := agent.Start(context.Background(), agent.Options{Namespace: l.name(h)})
+		ha, err := agent.Start(context.Background(), agent.Options{Namespace: l.name(h), Loop: pool.Loop()})
 		if err != nil {
 			t.Fatalf("%s: %v", h, err)
 		}
