@@ -14,11 +14,18 @@ import (
 // root, unique per lab) in the top byte and node and port below, so a
 // dequeue monitor tells every port of every running lab apart.
 func PortMark(pinRoot string, node, port int) uint32 {
+	id := uint32(node)*uint32(bpf.MaxPorts) + uint32(port) + 1
+	return MarkTag(pinRoot)<<24 | id&0xffffff
+}
+
+// MarkTag is the top byte of every port mark of the lab pinned at pinRoot,
+// 1 to 128: labs up at the same time must have different tags, or their
+// dequeue monitors see each other's packets (lab names can be chosen for
+// it: runner's lanes do).
+func MarkTag(pinRoot string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(pinRoot))
-	tag := h.Sum32() & 0x7f // never 0 below with the +1, never 0xff..
-	id := uint32(node)*uint32(bpf.MaxPorts) + uint32(port) + 1
-	return (tag+1)<<24 | id&0xffffff
+	return h.Sum32()&0x7f + 1 // never 0, never 0xff..
 }
 
 // HostMark is the mark a host's agent puts on everything it sends

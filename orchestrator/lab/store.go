@@ -188,6 +188,10 @@ func flock(path string) (release func(), err error) {
 // pinRoot is the mount point of the lab's private bpffs.
 func (s *Store) pinRoot(name string) string { return filepath.Join(s.labDir(name), "bpf") }
 
+// PinRoot is where lab name's data plane is pinned once it is up (its
+// switches' port marks derive from it: switchd.MarkTag).
+func (s *Store) PinRoot(name string) string { return s.pinRoot(name) }
+
 // forget releases the lab's pinned data plane and removes its run
 // directory.
 func (s *Store) forget(name string) error {
