@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
@@ -37,8 +36,9 @@ func InProcessAgents(ctx context.Context, st *lab.State, store *lab.Store, cfg *
 
 // AgentRuntime says how in-process agents run.
 type AgentRuntime struct {
-	// Loops is the number of event loops the agents share (default: one
-	// per core, at most one per host).
+	// Loops is the number of event loops the agents share, a pool of
+	// their own. Default: the process's shared loops, one per core, which
+	// the agents of every run going at the same time share (loops.go).
 	Loops int
 	// PerHost gives every agent an event loop (and OS thread) of its own,
 	// as agent processes have: the way in-process agents ran before they
@@ -53,29 +53,27 @@ func (rt AgentRuntime) Start(ctx context.Context, st *lab.State, store *lab.Stor
 		return nil, err
 	}
 	hosts := len(st.Topology.Hosts())
-	var pool *agent.Pool
-	threads := hosts
-	if !rt.PerHost {
-		n := rt.Loops
-		if n <= 0 {
-			n = runtime.NumCPU()
-		}
-		if pool, err = agent.NewPool(max(1, min(n, hosts))); err != nil {
+	var (
+		pool    *agent.Pool
+		release func() error
+	)
+	switch {
+	case rt.PerHost:
+		procs := raiseProcs(hosts)
+		release = func() error { procs(); return nil }
+	case rt.Loops > 0:
+		if pool, err = agent.NewPool(max(1, min(rt.Loops, hosts))); err != nil {
 			return nil, fmt.Errorf("agent loops: %w", err)
 		}
-		threads = pool.Len()
-	}
-	// Every loop runs on its own locked OS thread, and a thread woken from
-	// its wait must get one of Go's Ps before it can run: with GOMAXPROCS
-	// = cores, loops queue for the Ps the runner's goroutines hold and
-	// their timers run milliseconds late. One P per loop on top of the
-	// cores leaves the waiting to the kernel's scheduler.
-	prevProcs := runtime.GOMAXPROCS(0)
-	if need := threads + runtime.NumCPU(); prevProcs < need {
-		runtime.GOMAXPROCS(need)
+		own, procs := pool, raiseProcs(pool.Len())
+		release = func() error { defer procs(); return own.Close() }
+	default:
+		if pool, release, err = leaseLoops(); err != nil {
+			return nil, fmt.Errorf("agent loops: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	a := &inproc{prevProcs: prevProcs, pool: pool, topo: st.Topology,
+	a := &inproc{release: release, pool: pool, topo: st.Topology,
 		cancel: cancel, events: make(chan AgentEvent, 1024), quit: make(chan struct{}), byName: map[string]*inprocAgent{},
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
@@ -107,7 +105,7 @@ type inproc struct {
 	pool   *agent.Pool   // the agents' loops; nil: a loop per agent
 	topo   *topology.Topology
 
-	prevProcs int // GOMAXPROCS before the agents started, restored by Stop
+	release func() error // gives back the loops (and the Ps raised for them); Stop calls it
 
 	mu       sync.Mutex
 	keyToMsg map[control.MessageKey]int                      // sender's flow/msg -> workload message
@@ -311,12 +309,9 @@ func (a *inproc) Stop() ([]transport.FlowRecord, error) {
 		}
 	}
 	a.cancel()
-	if a.pool != nil {
-		if err := a.pool.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("agent loops: %w", err))
-		}
+	if err := a.release(); err != nil {
+		errs = append(errs, fmt.Errorf("agent loops: %w", err))
 	}
-	runtime.GOMAXPROCS(a.prevProcs)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.flows, errors.Join(errs...)
