@@ -129,7 +129,7 @@ func RunAll(ctx context.Context, checks []Check, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Dir = dir
-	labs := &labSet{store: opt.Runner.Store, name: opt.Runner.LabName}
+	labs := &labSet{store: opt.Runner.Store, name: opt.Runner.LabName, lanes: max(1, opt.Runner.Lanes)}
 	defer labs.close()
 	for _, c := range checks {
 		res, err := runOne(ctx, c, opt, labs, dir)
@@ -229,7 +229,7 @@ func runScenario(ctx context.Context, file string, sc *scenario.Scenario, ro run
 	if err := labs.forScenario(ctx, sc); err != nil {
 		return sr, nil, err
 	}
-	ro.ReuseLab = labs.name
+	ro.ReuseLab, ro.LaneLabs = labs.names[0], labs.names[1:]
 	dir, sum, err := runner.Run(ctx, sc, ro)
 	sr.Dir = dir
 	if sum == nil {
@@ -284,13 +284,16 @@ func RateOf(sc *scenario.Scenario) string {
 	return units.FormatRate(cfg.Topo().FullRate()) + " (the topology's)"
 }
 
-// labSet is the lab the checks run on: built for the first scenario and
-// reused by every following one on the same fabric (its data plane is
-// reprogrammed per cell as needed), rebuilt when the fabric changes.
+// labSet is the labs the checks run on, one per lane (runner.Options.Lanes):
+// built for the first scenario and reused by every following one on the
+// same fabric (their data planes are reprogrammed per cell as needed),
+// rebuilt when the fabric changes.
 type labSet struct {
 	store *lab.Store
 	name  string
-	shape string // the fabric of the lab that is up; "" when none is
+	lanes int
+	names []string // the labs that are up
+	shape string   // their fabric; "" when none is up
 }
 
 func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
@@ -307,25 +310,32 @@ func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
 	if len(sc.Cells[0].Runs) > 0 {
 		seed = sc.Cells[0].Runs[0].Seed
 	}
-	// The lab is the check's: a check killed before it could take it
-	// down leaves a leftover that plain ftlab cleanup removes.
-	opt := lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed), Owned: true}
-	if _, err := l.store.Up(ctx, l.name, t, opt); err != nil {
-		return fmt.Errorf("build lab %s: %w", l.name, err)
+	names, err := runner.LaneNames(l.store, l.name, l.lanes)
+	if err != nil {
+		return err
 	}
 	l.shape = shape
+	for _, name := range names {
+		// The lab is the check's: a check killed before it could take
+		// it down leaves a leftover that plain ftlab cleanup removes.
+		opt := lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed), Owned: true}
+		if _, err := l.store.Up(ctx, name, t, opt); err != nil {
+			return errors.Join(fmt.Errorf("build lab %s: %w", name, err), l.close())
+		}
+		l.names = append(l.names, name)
+	}
 	return nil
 }
 
 func (l *labSet) close() error {
-	if l.shape == "" {
-		return nil
+	var errs []error
+	for _, name := range l.names {
+		if err := l.store.Down(name); err != nil {
+			errs = append(errs, fmt.Errorf("take lab %s down: %w", name, err))
+		}
 	}
-	l.shape = ""
-	if err := l.store.Down(l.name); err != nil {
-		return fmt.Errorf("take lab %s down: %w", l.name, err)
-	}
-	return nil
+	l.names, l.shape = nil, ""
+	return errors.Join(errs...)
 }
 
 // shapeOf is what a lab's namespaces and veths are: nodes, addresses,

@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/ftlab/ftlab/internal/machine"
@@ -33,6 +36,14 @@ type Options struct {
 	Strict bool
 	// Progress, if set, is told about every run as it starts and ends.
 	Progress func(Progress)
+	// Lanes is how many runs go at once, each on a lab of its own (0 or 1:
+	// one after another). The labs are LabName and names derived from it
+	// (LaneNames), or with ReuseLab that lab and LaneLabs. Lanes share the
+	// machine, and each run's fidelity verdict says whether it kept up.
+	Lanes int
+	// LaneLabs are the labs of the further lanes with ReuseLab: up, with
+	// the same fabric.
+	LaneLabs []string
 }
 
 // Progress is one step of a scenario run.
@@ -86,6 +97,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	for _, c := range sc.Cells {
 		total += len(c.Runs)
 	}
+	var mu sync.Mutex // the results, progress and error below, for the lanes
 	done := 0
 	progress := func(p Progress) {
 		if opt.Progress != nil {
@@ -94,11 +106,28 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 		}
 	}
 	var runErr error
-	labs := &cellLabs{opt: opt}
-cells:
-	for ci, cell := range sc.Cells {
-		progress(Progress{Cell: ci + 1, CellName: cell.Name, Status: "building", Runs: len(cell.Runs)})
-		err := runCell(ctx, cell, opt, labs, func(r *results.Run, rows results.Rows, ri int) {
+	paths := make([]*pathMap, len(sc.Cells))
+	lanesErr := runLanes(ctx, sc, opt, laneHooks{
+		building: func(ci int) {
+			mu.Lock()
+			defer mu.Unlock()
+			cell := sc.Cells[ci]
+			progress(Progress{Cell: ci + 1, CellName: cell.Name, Status: "building", Runs: len(cell.Runs)})
+		},
+		starting: func(ci, ri int) {
+			mu.Lock()
+			defer mu.Unlock()
+			cell := sc.Cells[ci]
+			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "running"})
+		},
+		finished: func(ci, ri int, r *results.Run) {
+			mu.Lock()
+			defer mu.Unlock()
+			cell := sc.Cells[ci]
+			if paths[ci] == nil {
+				paths[ci] = newPathMap(cell.Config, cellSeed(cell))
+			}
+			rows := results.RowsOf(r, paths[ci].uplink)
 			done++
 			meta.Runs = append(meta.Runs, r)
 			set.Runs = append(set.Runs, rows)
@@ -107,20 +136,27 @@ cells:
 			}
 			_ = results.WriteMeta(dir, meta)
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status})
-		}, func(ri int) {
-			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "running"})
-		})
-		switch {
-		case ctx.Err() != nil:
-			meta.Interrupted = "interrupted (" + ctx.Err().Error() + ")"
-			break cells
-		case err != nil:
-			meta.Interrupted = fmt.Sprintf("cell %s: %v", cell.Name, err)
-			runErr = err
-			break cells
-		}
+		},
+	})
+	// Lanes finish runs out of order: the records go in the scenario's.
+	order := map[string]int{}
+	for ci, c := range sc.Cells {
+		order[c.Name] = ci
 	}
-	runErr = errors.Join(runErr, labs.close())
+	slices.SortStableFunc(meta.Runs, func(a, b *results.Run) int {
+		return cmp.Or(cmp.Compare(order[a.Cell], order[b.Cell]), cmp.Compare(a.Repetition, b.Repetition))
+	})
+	slices.SortStableFunc(set.Runs, func(a, b results.Rows) int {
+		return cmp.Or(cmp.Compare(order[a.Cell], order[b.Cell]), cmp.Compare(a.Repetition, b.Repetition))
+	})
+	switch {
+	case ctx.Err() != nil:
+		meta.Interrupted = "interrupted (" + ctx.Err().Error() + ")"
+	case lanesErr.cell != "":
+		meta.Interrupted = fmt.Sprintf("cell %s: %v", lanesErr.cell, lanesErr.err)
+		runErr = errors.Join(runErr, lanesErr.err)
+	}
+	runErr = errors.Join(runErr, lanesErr.close)
 	meta.Finished = time.Now().UTC()
 	meta.Complete = meta.Interrupted == "" && done == total
 	if !meta.Complete && meta.Interrupted == "" {
@@ -135,38 +171,4 @@ cells:
 		err = ctx.Err()
 	}
 	return dir, sum, err
-}
-
-// runCell gets the cell's lab (labs: built, or the last cell's
-// reprogrammed) and runs its repetitions on it.
-func runCell(ctx context.Context, cell *scenario.Cell, opt Options, labs *cellLabs, finished func(*results.Run, results.Rows, int), starting func(int)) error {
-	cfg := cell.Config
-	seed := uint64(1)
-	if len(cell.Runs) > 0 {
-		seed = cell.Runs[0].Seed
-	}
-	if opt.ReuseLab != "" { // no ftlab send on the lab's hosts meanwhile
-		release, err := opt.Store.LockTraffic(opt.ReuseLab)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
-	st, err := labs.forCell(ctx, cfg, seed)
-	if err != nil {
-		return err
-	}
-	paths := newPathMap(cfg, seed)
-	for ri, run := range cell.Runs {
-		if ctx.Err() != nil {
-			return nil
-		}
-		starting(ri)
-		r := runOnce(ctx, st, opt, cell, run)
-		finished(r, results.RowsOf(r, paths.uplink), ri)
-		if r.Status == results.StatusFailed {
-			return errors.New(r.Error)
-		}
-	}
-	return nil
 }

@@ -16,14 +16,23 @@ import (
 type checkFlags struct {
 	dir, results, rate                  string
 	asJSON, recalibrate, quick, require bool
+	lanes                               int
 }
 
 // options are the checks' options for the flags: every scenario runs on
 // a lab named check, built once per fabric.
 func (f *checkFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) check.Options {
 	return check.Options{Dir: f.dir, Quick: f.quick, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: f.results,
-		Agents: agents, Version: b.Version, Commit: b.Commit}}
+		Agents: agents, Version: b.Version, Commit: b.Commit, Lanes: f.lanes}}
 }
+
+// defaultCheckLanes is how many runs ftlab check runs at once by default:
+// one. Two lanes halved the full check's time on the 2-core project
+// machine (18 min against 35) but took the fidelity the verdicts rest on
+// with them: the incast's and tornado's WARN runs doubled, and every run
+// of the scenarios that keep a core busy on their own (Ofan with
+// congestion control, PSN-PATH) was WARN (docs/paper-checks.md, "Lanes").
+const defaultCheckLanes = 1
 
 // errClaims is --require's failure: the report is printed, the exit code
 // says not every claim holds.
@@ -108,5 +117,6 @@ auto runs each at the rate this machine sustains with an OK fidelity verdict
 	cmd.Flags().BoolVar(&f.require, "require", false, "exit non-zero unless every claim holds")
 	cmd.Flags().StringVar(&f.rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
 	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
+	cmd.Flags().IntVar(&f.lanes, "lanes", defaultCheckLanes, "runs at once, each on a lab of its own (check, check2, ...); every run's fidelity verdict is taken as they share the machine")
 	return cmd
 }

@@ -118,11 +118,14 @@ func TestRunFlagsOptions(t *testing.T) {
 		quiet, json bool
 	}{
 		{"defaults", nil,
-			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc"},
-			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc"}, "", false, false},
+			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc", Lanes: 1},
+			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc", Lanes: 1}, "", false, false},
 		{"reuse and strict: not for calibration trials", []string{"-n", "mine", "--lab", "up", "--results", "r", "--strict", "--rate", "auto", "-q", "--json"},
-			runner.Options{Store: store, LabName: "mine", ReuseLab: "up", ResultsRoot: "r", Version: "v1", Commit: "abc", Strict: true},
-			runner.Options{Store: store, LabName: "mine", ResultsRoot: "r", Version: "v1", Commit: "abc"}, "auto", true, true},
+			runner.Options{Store: store, LabName: "mine", ReuseLab: "up", ResultsRoot: "r", Version: "v1", Commit: "abc", Strict: true, Lanes: 1},
+			runner.Options{Store: store, LabName: "mine", ResultsRoot: "r", Version: "v1", Commit: "abc", Lanes: 1}, "auto", true, true},
+		{"lanes: not for calibration trials", []string{"--lanes", "3"},
+			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc", Lanes: 3},
+			runner.Options{Store: store, LabName: "run", ResultsRoot: "results", Version: "v1", Commit: "abc", Lanes: 1}, "", false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var f runFlags
@@ -151,9 +154,10 @@ func TestCheckFlagsOptions(t *testing.T) {
 		cmd.Flags().StringVar(&f.dir, "dir", "scenarios/paper", "")
 		cmd.Flags().StringVar(&f.results, "results", "results/paper", "")
 		cmd.Flags().BoolVar(&f.quick, "quick", false, "")
-	}, "--results", "out", "--quick")
+		cmd.Flags().IntVar(&f.lanes, "lanes", defaultCheckLanes, "")
+	}, "--results", "out", "--quick", "--lanes", "2")
 	got := f.options(store, runner.InProcessAgents, BuildInfo{Version: "v"})
-	want := check.Options{Dir: "scenarios/paper", Quick: true, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: "out", Version: "v"}}
+	want := check.Options{Dir: "scenarios/paper", Quick: true, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: "out", Version: "v", Lanes: 2}}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(runner.Options{}, "Agents"), cmpopts.IgnoreFields(check.Options{}, "Load", "Before", "Failed", "Done")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

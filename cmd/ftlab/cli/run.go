@@ -22,6 +22,7 @@ var agentStarter runner.AgentStarter = runner.InProcessAgents
 type runFlags struct {
 	name, reuse, results, rate         string
 	quiet, asJSON, strict, recalibrate bool
+	lanes                              int
 	calibration                        rateFlags
 }
 
@@ -34,6 +35,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the results directory and summary as JSON")
 	cmd.Flags().StringVar(&f.rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio) instead of the scenario's; auto: the calibrated rate")
 	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
+	cmd.Flags().IntVar(&f.lanes, "lanes", 1, "runs at once, each on a lab of its own (the --name lab, then name2, ...; with --lab, one lane); every run's fidelity verdict is taken as they share the machine")
 	f.calibration.add(cmd)
 }
 
@@ -42,9 +44,9 @@ func (f *runFlags) add(cmd *cobra.Command) {
 // own, never --strict.
 func (f *runFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) (run, calib runner.Options) {
 	run = runner.Options{Store: store, LabName: f.name, ReuseLab: f.reuse, ResultsRoot: f.results, Agents: agents,
-		Version: b.Version, Commit: b.Commit, Strict: f.strict}
+		Version: b.Version, Commit: b.Commit, Strict: f.strict, Lanes: f.lanes}
 	calib = run
-	calib.ReuseLab, calib.Strict = "", false
+	calib.ReuseLab, calib.Strict, calib.Lanes = "", false, 1
 	return run, calib
 }
 
