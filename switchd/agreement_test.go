@@ -154,7 +154,11 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 			t.Errorf("bottleneck served %.2f Mbit/s while backlogged on a %.0f Mbit/s link", r/1e6, rate/1e6)
 		}
 	}
+	var bottleneckLag, bottleneckDrops uint64
 	for _, p := range stats {
+		if p.Switch == bottleneck && p.Port == port {
+			bottleneckLag, bottleneckDrops = p.Queue.LagDecided, p.Counters.DropBuffer
+		}
 		if p.Counters.TxPackets == 0 {
 			continue
 		}
@@ -200,9 +204,17 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 	}
 	t.Logf("the link served %.4f of its rate over the samples (shortfall %.0f B)",
 		1-shortfall(got[0], last, rate)/(rate/8*float64(last.Now-got[0].Now)/1e9), shortfall(got[0], last, rate))
-	if meanModel < buffer/4 || meanQdisc < buffer/4 {
-		t.Errorf("under 2x overload the queue should be well filled: mean model %.0f B, qdisc %.0f B, want both >= %.0f B (buffer/4)",
+	// The queue that decides is the longer of the two: when the machine
+	// serves the port slowly, the real queue fills and its drops keep the
+	// model's own queue short (CI: 14,951 of 15,020 drops decided by the
+	// real queue, model 16 KB and qdisc 65 KB on average).
+	if max(meanModel, meanQdisc) < buffer/4 {
+		t.Errorf("under 2x overload the queue should be well filled: mean model %.0f B, qdisc %.0f B, want the longer >= %.0f B (buffer/4)",
 			meanModel, meanQdisc, buffer/4)
+	}
+	if lag := float64(bottleneckLag) / float64(max(bottleneckDrops, 1)); lag < 0.5 && meanModel < buffer/4 {
+		t.Errorf("under 2x overload the model's queue should be well filled when it decides most drops (%.0f%% by the real queue): mean model %.0f B, want >= %.0f B",
+			100*lag, meanModel, buffer/4)
 	}
 	// The senders share the machine with the suite: a stall longer than
 	// the buffer's 5 ms drain empties the queue for a sample or two (CI
