@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/calibrate"
 	"github.com/ftlab/ftlab/orchestrator/check"
 	"github.com/ftlab/ftlab/orchestrator/lab"
+	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 	"github.com/ftlab/ftlab/switchd"
@@ -294,5 +296,21 @@ func TestStoreOf(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tt.vars, diff)
 		}
+	}
+}
+
+// TestInterrupted: a stopped run says so, with what it kept and where;
+// one that was not stopped says nothing more.
+func TestInterrupted(t *testing.T) {
+	if err := interrupted(nil, "results/x/1", nil); err != nil {
+		t.Errorf("not stopped: %v", err)
+	}
+	sum := &report.Summary{Fidelity: report.FidelitySummary{Runs: make([]report.RunVerdict, 3)}}
+	err := interrupted(context.Canceled, "results/x/1", sum)
+	if err == nil || !strings.Contains(err.Error(), "run interrupted") || !strings.Contains(err.Error(), "3 runs that finished are kept in results/x/1") {
+		t.Errorf("stopped after 3 runs: %v", err)
+	}
+	if err := interrupted(context.Canceled, "", nil); err == nil || !strings.Contains(err.Error(), "before it wrote any results") {
+		t.Errorf("stopped before any results: %v", err)
 	}
 }

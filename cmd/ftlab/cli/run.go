@@ -105,6 +105,9 @@ links keeping their ratio to the fastest.`,
 					report.WriteVerdicts(a.stderr, sum.Fidelity)
 				}
 			}
+			if ierr := interrupted(cmd.Context().Err(), dir, sum); ierr != nil {
+				return ierr
+			}
 			return err
 		},
 	}
@@ -127,6 +130,23 @@ func (a *app) progressBar(sc *scenario.Scenario) (func(runner.Progress), func())
 		bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
 		_ = bar.Set(p.Done)
 	}, func() { _ = bar.Finish() }
+}
+
+// interrupted is what ftlab run says when it was stopped (Ctrl-C, a
+// signal): that the run did not finish, what it kept and where; nil when
+// ctxErr is (it was not stopped).
+func interrupted(ctxErr error, dir string, sum *report.Summary) error {
+	if ctxErr == nil {
+		return nil
+	}
+	if dir == "" {
+		return fmt.Errorf("run interrupted (%v) before it wrote any results; the labs it built are down", ctxErr)
+	}
+	n := 0
+	if sum != nil {
+		n = len(sum.Fidelity.Runs)
+	}
+	return fmt.Errorf("run interrupted (%v): the %d runs that finished are kept in %s, whose run.json says it is incomplete; the labs it built are down", ctxErr, n, dir)
 }
 
 func errString(err error) string {
