@@ -18,11 +18,15 @@ import (
 // HOLD; every scenario with its regime, rate, fidelity and results; the
 // report, checks.json and the figures written. Whether a claim holds is
 // not asserted: a quick check's cells have too few flows to tell, and the
-// machine may be loaded. --require must fail on such a report.
+// machine may be loaded. --require must fail on such a report. It runs
+// on two lanes, so the checks' second lab is built, reused across the
+// scenarios of a fabric, rebuilt for another and taken down with the
+// first (one lane is the default for a full check; fidelity is not what
+// this test asks of the quick one).
 func TestCheckQuick(t *testing.T) {
 	f := newFtlab(t)
 	results := t.TempDir()
-	stdout, stderr, code := f.run("check", "--quick", "--json", "--results", results, "--require")
+	stdout, stderr, code := f.run("check", "--quick", "--lanes", "2", "--json", "--results", results, "--require")
 	if code == 0 {
 		t.Errorf("--require passed a quick report, whose claims cannot all hold (too few flows):\n%s", stdout)
 	}
