@@ -319,6 +319,32 @@ func TestSearchAimsByOver(t *testing.T) {
 	aimsBetter(t, opt, limit, overMachine(limit, true), overMachine(limit, false))
 }
 
+// TestSearchStepsAboveAnAimedRate: an OK rate found by aiming down from a
+// trial past its limit is usually just below the limit, so the search
+// tries one precision step above it before bisecting, and ends there in
+// four trials (25, 9, 11 Mbit/s and the confirmation at 9) where the
+// middle took six.
+func TestSearchStepsAboveAnAimedRate(t *testing.T) {
+	const limit = 9 * units.Mbit
+	m := overMachine(limit, true)
+	opt := Options{Dir: t.TempDir(), Start: 25 * units.Mbit, Precision: 0.25, Confirm: 1, run: m.run}
+	res, err := Search(context.Background(), loader(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RateBps > limit || float64(res.RateBps)*1.25 < float64(limit) {
+		t.Errorf("found %s, want within 25%% below %s (tried %v)", units.FormatRate(res.RateBps), units.FormatRate(limit), *m.tried)
+	}
+	if len(*m.tried) > 4 {
+		t.Errorf("%d trials %v, want at most 4", len(*m.tried), *m.tried)
+	}
+	for in, want := range map[uint64]uint64{7_500_000: 9_300_000, 9_000_000: 11_000_000, 80_000_000: 100_000_000} {
+		if got := stepAbove(in, 0.25); got != want {
+			t.Errorf("stepAbove(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
 // TestCodeOf: the cache key names the code: a dev build by its commit, a
 // release by its version.
 func TestCodeOf(t *testing.T) {
