@@ -159,6 +159,9 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 		if p.Switch == bottleneck && p.Port == port {
 			bottleneckLag, bottleneckDrops = p.Queue.LagDecided, p.Counters.DropBuffer
 		}
+	}
+	lagging := 2*bottleneckLag > bottleneckDrops
+	for _, p := range stats {
 		if p.Counters.TxPackets == 0 {
 			continue
 		}
@@ -168,7 +171,14 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 		// ideal link never drops; when the machine serves a port slower
 		// than the port before it, its real queue grows and drops follow
 		// it (counted as decided by the lag), never the model.
-		if (p.Switch != bottleneck || p.Port != port) && p.Counters.DropBuffer > p.Queue.LagDecided {
+		// A machine so late that the bottleneck's real queue decided most
+		// of its drops also delivers upstream packets in batches (a host
+		// link's softirq work run late), which an ideal port downstream
+		// sees as a burst above its rate (CI: 32 such drops of 15,606
+		// packets, with 86% of the bottleneck's drops the real queue's):
+		// that is the machine's, reported by the fidelity verdicts, and
+		// only a machine that kept up must show none.
+		if (p.Switch != bottleneck || p.Port != port) && p.Counters.DropBuffer > p.Queue.LagDecided && !lagging {
 			t.Errorf("%s port %d dropped %d packets, %d of them for the real queue: only %s port %d should be overloaded", p.Switch, p.Port, p.Counters.DropBuffer, p.Queue.LagDecided, bottleneck, port)
 		}
 	}
@@ -212,9 +222,9 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 		t.Errorf("under 2x overload the queue should be well filled: mean model %.0f B, qdisc %.0f B, want the longer >= %.0f B (buffer/4)",
 			meanModel, meanQdisc, buffer/4)
 	}
-	if lag := float64(bottleneckLag) / float64(max(bottleneckDrops, 1)); lag < 0.5 && meanModel < buffer/4 {
-		t.Errorf("under 2x overload the model's queue should be well filled when it decides most drops (%.0f%% by the real queue): mean model %.0f B, want >= %.0f B",
-			100*lag, meanModel, buffer/4)
+	if !lagging && meanModel < buffer/4 {
+		t.Errorf("under 2x overload the model's queue should be well filled when it decides most drops (%d of %d by the real queue): mean model %.0f B, want >= %.0f B",
+			bottleneckLag, bottleneckDrops, meanModel, buffer/4)
 	}
 	// The senders share the machine with the suite: a stall longer than
 	// the buffer's 5 ms drain empties the queue for a sample or two (CI

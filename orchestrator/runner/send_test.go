@@ -10,6 +10,7 @@ import (
 
 	"github.com/ftlab/ftlab/internal/testlab"
 	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/switchd"
 )
@@ -56,10 +57,25 @@ func TestSendMeasuresWhatLinkSetChanged(t *testing.T) {
 			progress = append(progress, p)
 			mu.Unlock()
 		}}
-	full, err := Send(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
+	// Goodput is compared only between transfers the machine kept up
+	// with: a transfer whose fidelity is not OK is made again (CI, under
+	// the suite: 0.54 of the rate with a WARN, against 0.9 quiet).
+	sendOK := func() *SendResult {
+		t.Helper()
+		var r *SendResult
+		for attempt := 1; attempt <= 3; attempt++ {
+			var err error
+			if r, err = Send(ctx, opt); err != nil {
+				t.Fatal(err)
+			}
+			if r.Fidelity == nil || r.Fidelity.Verdict == fidelity.OK {
+				break
+			}
+			t.Logf("transfer %d: fidelity %s, again", attempt, r.Fidelity.Verdict)
+		}
+		return r
 	}
+	full := sendOK()
 	m := full.Messages[0]
 	if !m.Delivered || full.Summary.Delivered != 1 || full.Status != "complete" || full.Fidelity == nil {
 		t.Fatalf("transfer: %+v", full)
@@ -78,10 +94,7 @@ func TestSendMeasuresWhatLinkSetChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt.Progress = nil
-	slow, err := Send(ctx, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	slow := sendOK()
 	fast, slowed := m.GoodputBps/float64(rate), slow.Messages[0].GoodputBps/float64(rate)
 	t.Logf("goodput %.2f of the link rate (%s), %.2f with the destination's link at half of it (verdicts %s, %s)",
 		fast, units.FormatRate(rate), slowed, full.Fidelity.Verdict, slow.Fidelity.Verdict)
