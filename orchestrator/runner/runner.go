@@ -143,12 +143,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	for ci, c := range sc.Cells {
 		order[c.Name] = ci
 	}
-	slices.SortStableFunc(meta.Runs, func(a, b *results.Run) int {
-		return cmp.Or(cmp.Compare(order[a.Cell], order[b.Cell]), cmp.Compare(a.Repetition, b.Repetition))
-	})
-	slices.SortStableFunc(set.Runs, func(a, b results.Rows) int {
-		return cmp.Or(cmp.Compare(order[a.Cell], order[b.Cell]), cmp.Compare(a.Repetition, b.Repetition))
-	})
+	inOrder := func(aCell string, aRep int, bCell string, bRep int) int {
+		return cmp.Or(cmp.Compare(order[aCell], order[bCell]), cmp.Compare(aRep, bRep))
+	}
+	slices.SortStableFunc(meta.Runs, func(a, b *results.Run) int { return inOrder(a.Cell, a.Repetition, b.Cell, b.Repetition) })
+	slices.SortStableFunc(set.Runs, func(a, b results.Rows) int { return inOrder(a.Cell, a.Repetition, b.Cell, b.Repetition) })
 	switch {
 	case ctx.Err() != nil:
 		meta.Interrupted = "interrupted (" + ctx.Err().Error() + ")"
