@@ -306,10 +306,7 @@ func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
 	if err := l.close(); err != nil {
 		return err
 	}
-	seed := uint64(1)
-	if len(sc.Cells[0].Runs) > 0 {
-		seed = sc.Cells[0].Runs[0].Seed
-	}
+	seed := runner.CellSeed(sc.Cells[0])
 	names, err := runner.LaneNames(l.store, l.name, l.lanes)
 	if err != nil {
 		return err

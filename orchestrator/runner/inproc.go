@@ -73,7 +73,7 @@ func (rt AgentRuntime) Start(ctx context.Context, st *lab.State, store *lab.Stor
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	a := &inproc{release: release, pool: pool, topo: st.Topology,
+	a := &inproc{release: release, topo: st.Topology,
 		cancel: cancel, events: make(chan AgentEvent, 1024), quit: make(chan struct{}), byName: map[string]*inprocAgent{},
 		keyToMsg: map[control.MessageKey]int{}, pending: map[control.MessageKey]*transport.ReceiveRecord{},
 	}
@@ -102,7 +102,6 @@ type inproc struct {
 	byName map[string]*inprocAgent
 	events chan AgentEvent
 	quit   chan struct{} // closed by Stop: events are no longer read
-	pool   *agent.Pool   // the agents' loops; nil: a loop per agent
 	topo   *topology.Topology
 
 	release func() error // gives back the loops (and the Ps raised for them); Stop calls it

@@ -106,8 +106,9 @@ func LaneNames(store *lab.Store, base string, n int) ([]string, error) {
 	return out, nil
 }
 
-// cellSeed seeds a cell's data plane: its first run's seed.
-func cellSeed(cell *scenario.Cell) uint64 {
+// CellSeed seeds a cell's data plane: its first run's seed (1 without
+// runs).
+func CellSeed(cell *scenario.Cell) uint64 {
 	if len(cell.Runs) > 0 {
 		return cell.Runs[0].Seed
 	}
@@ -189,7 +190,7 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 				if it.ci != cur {
 					hooks.building(it.ci)
 					var err error
-					if st, err = labs.forCell(ctx, cell.Config, cellSeed(cell)); err != nil {
+					if st, err = labs.forCell(ctx, cell.Config, CellSeed(cell)); err != nil {
 						fail(cell.Name, err)
 						return
 					}

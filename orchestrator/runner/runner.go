@@ -125,7 +125,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 			defer mu.Unlock()
 			cell := sc.Cells[ci]
 			if paths[ci] == nil {
-				paths[ci] = newPathMap(cell.Config, cellSeed(cell))
+				paths[ci] = newPathMap(cell.Config, CellSeed(cell))
 			}
 			rows := results.RowsOf(r, paths[ci].uplink)
 			done++
