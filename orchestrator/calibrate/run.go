@@ -82,8 +82,11 @@ func ForRun(ctx context.Context, path string, r RunRate, opt Options, log io.Wri
 		}
 		fmt.Fprintf(log, "calibrated: %s\n", res.Summary())
 	}
-	return scenario.LoadWith(path, scenario.Options{Rate: res.RateBps,
-		RateSource: fmt.Sprintf("calibration of %s on this machine (%s)", res.Finished.Format("2006-01-02 15:04"), cache.Path())})
+	source := fmt.Sprintf("calibration of %s on this machine (%s)", res.Finished.Format("2006-01-02 15:04"), cache.Path())
+	if st := res.Steal(); st >= DisturbedSteal {
+		source += fmt.Sprintf(", made while the hypervisor took %.0f%% of the cores: ftlab run --recalibrate when the machine is quieter", 100*st)
+	}
+	return scenario.LoadWith(path, scenario.Options{Rate: res.RateBps, RateSource: source})
 }
 
 // openCache opens this machine's cache.

@@ -166,6 +166,72 @@ func TestSearchStepsDownWhenNotConfirmed(t *testing.T) {
 	}
 }
 
+func TestSearchAsksADisturbedTrialAgain(t *testing.T) {
+	// The machine is OK up to 45 Mbit/s; 40 Mbit/s passes its first
+	// trial and fails the next (its confirmation) or the next two, every
+	// run's steal being steal. Under the hypervisor's heavy hand the
+	// contradiction is asked once more; without it, or when the repeat
+	// fails too, the search steps down as it always did.
+	for _, tt := range []struct {
+		name       string
+		steal      float64
+		fails      int // trials at 40 Mbit/s after the first that are WARN
+		want40     bool
+		wantRepeat int
+	}{
+		{"steal, repeat OK", 0.30, 1, true, 1},
+		{"steal, repeat WARN", 0.30, 2, false, 1},
+		{"little steal", DisturbedSteal / 2, 1, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, tried := machineLimit(45 * units.Mbit)
+			at40 := 0
+			noisy := func(ctx context.Context, sc *scenario.Scenario, ro runner.Options) (*report.Summary, error) {
+				sum, err := run(ctx, sc, ro)
+				if sc.Cells[0].Config.Topo().FullRate() == 40*units.Mbit {
+					if at40 > 0 && at40 <= tt.fails {
+						sum.Fidelity.Verdict = fidelity.WARN
+						for i := range sum.Fidelity.Runs {
+							sum.Fidelity.Runs[i].Verdict = fidelity.WARN
+						}
+					}
+					at40++
+				}
+				for i := range sum.Fidelity.Runs {
+					sum.Fidelity.Runs[i].Steal = tt.steal
+				}
+				return sum, err
+			}
+			opt := Options{Dir: t.TempDir(), Start: 10 * units.Mbit, Max: 40 * units.Mbit, Precision: 0.1, Confirm: 1, run: noisy}
+			res, err := Search(context.Background(), loader(t), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.RateBps == 40*units.Mbit; got != tt.want40 {
+				t.Errorf("found %s, want 40Mbit: %v (trials at %v)", units.FormatRate(res.RateBps), tt.want40, *tried)
+			}
+			repeated := 0
+			for _, tr := range res.Trials {
+				if tr.Repeated {
+					repeated++
+					if tr.RateBps != 40*units.Mbit || tr.OK {
+						t.Errorf("trial %d at %s (OK %v) asked again; only the failed 40Mbit confirmation should be", tr.N, units.FormatRate(tr.RateBps), tr.OK)
+					}
+				}
+				if tr.Steal != tt.steal {
+					t.Errorf("trial %d: steal %v, want %v", tr.N, tr.Steal, tt.steal)
+				}
+			}
+			if repeated != tt.wantRepeat {
+				t.Errorf("%d trials asked again, want %d (trials at %v)", repeated, tt.wantRepeat, *tried)
+			}
+			if note := strings.Contains(res.Summary(), "hypervisor took"); note != (tt.steal >= DisturbedSteal) {
+				t.Errorf("summary %q: steal note %v, want %v", res.Summary(), note, tt.steal >= DisturbedSteal)
+			}
+		})
+	}
+}
+
 func TestSearchNoRate(t *testing.T) {
 	run, _ := machineLimit(0)
 	opt := Options{Dir: t.TempDir(), Start: 8 * units.Mbit, Min: 2 * units.Mbit, run: run}

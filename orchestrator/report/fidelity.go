@@ -20,6 +20,9 @@ type RunVerdict struct {
 	// (fidelity.Report.Over): what calibration aims its next trial with.
 	CPUBusy float64 `json:"cpu_busy,omitempty"`
 	Over    float64 `json:"over,omitempty"`
+	// Steal is the share of all cores' time the hypervisor gave to other
+	// guests during the run (fidelity.CPUStats.MeanSteal).
+	Steal float64 `json:"steal,omitempty"`
 }
 
 // FidelitySummary is summary.json's fidelity: overall and per run.
@@ -37,7 +40,7 @@ func fidelityOf(meta *results.Meta) FidelitySummary {
 		if r.Fidelity != nil {
 			rv.Verdict, rv.Reasons, rv.Over = r.Fidelity.Verdict, r.Fidelity.Reasons, r.Fidelity.Over
 			if c := r.Fidelity.CPU; c != nil {
-				rv.CPUBusy = c.MeanBusy
+				rv.CPUBusy, rv.Steal = c.MeanBusy, c.MeanSteal
 			}
 		}
 		s.Runs = append(s.Runs, rv)
