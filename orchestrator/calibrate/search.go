@@ -52,7 +52,7 @@ const (
 	// project's VM the hypervisor took 30-46% for minutes at a time, and
 	// one such confirmation walked the demo's calibration down from
 	// 6.3 Mbit/s to 2.6 in 11 trials.
-	DisturbedSteal = 0.10
+	DisturbedSteal = fidelity.DisturbedSteal
 )
 
 // Loader loads the scenario at a full link rate (scenario.Options.Rate).

@@ -148,13 +148,16 @@ func section(w io.Writer, r Result) {
 }
 
 // fidelityText counts a scenario's runs by verdict: "OK (12 OK)",
-// "WARN (3 OK, 9 WARN)".
+// "WARN (3 OK, 9 WARN)", "OK (12 OK, 2 run again after ...)".
 func fidelityText(s ScenarioResult) string {
 	var parts []string
 	for _, v := range []fidelity.Verdict{fidelity.OK, fidelity.WARN, fidelity.FAIL} {
 		if n := s.FidelityCounts[v]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, v))
 		}
+	}
+	if s.Retried > 0 {
+		parts = append(parts, fmt.Sprintf("%d run again after the hypervisor disturbed them", s.Retried))
 	}
 	return fmt.Sprintf("%s (%s)", orDash(s.Fidelity), strings.Join(parts, ", "))
 }

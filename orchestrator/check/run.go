@@ -68,9 +68,12 @@ type ScenarioResult struct {
 	Fidelity string `json:"fidelity"`
 	// FidelityCounts: runs per verdict.
 	FidelityCounts map[fidelity.Verdict]int `json:"fidelity_counts"`
-	RunError       string                   `json:"run_error,omitempty"`
-	Seconds        float64                  `json:"seconds"`
-	regime         scenario.Regime
+	// Retried: tries run again because the hypervisor disturbed them
+	// (runner Options.RetryDisturbed); not counted in FidelityCounts.
+	Retried  int     `json:"retried,omitempty"`
+	RunError string  `json:"run_error,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	regime   scenario.Regime
 }
 
 // Report is what RunAll ran: every result, and the directory holding
@@ -258,7 +261,7 @@ func runScenario(ctx context.Context, file string, sc *scenario.Scenario, ro run
 		worstV = fidelity.Worst(worstV, v)
 		sr.Runs++
 	}
-	sr.Fidelity = string(worstV)
+	sr.Fidelity, sr.Retried = string(worstV), sum.Fidelity.Retried
 	sr.Seconds = time.Since(start).Seconds()
 	return sr, d, nil
 }

@@ -38,6 +38,21 @@ type CPUStats struct {
 	ProcessShare float64 `json:"process_share"`
 }
 
+// DisturbedSteal is the share of all cores' time the hypervisor may give
+// other guests during a run (CPUStats.MeanSteal) before a WARN of that run
+// counts as disturbed: its lateness may be the neighbours', not the
+// emulation's. Disturbed runs may be run again (runner
+// Options.RetryDisturbed), and calibration asks a disturbed trial that
+// contradicts an earlier one again.
+const DisturbedSteal = 0.10
+
+// Disturbed reports whether r is a WARN with the hypervisor taking
+// DisturbedSteal of the cores or more. A FAIL is never disturbed: it
+// broke an invariant, whoever had the cores.
+func (r *Report) Disturbed() bool {
+	return r != nil && r.Verdict == WARN && r.CPU != nil && r.CPU.MeanSteal >= DisturbedSteal
+}
+
 // stealNote is ", the hypervisor took N%" when it took at least 1% of the
 // cores' time, for the reasons of a verdict: the machine's neighbours, not
 // ftlab's load, then made the run late.

@@ -61,3 +61,26 @@ func TestSamplerReadsAFile(t *testing.T) {
 		t.Errorf("Stop = %+v, want one fully busy sample on 2 cores", st)
 	}
 }
+
+func TestDisturbed(t *testing.T) {
+	steal := func(v Verdict, s float64) *Report {
+		return &Report{Verdict: v, Inputs: Inputs{CPU: &CPUStats{Cores: 2, MeanSteal: s}}}
+	}
+	for _, tt := range []struct {
+		name string
+		r    *Report
+		want bool
+	}{
+		{"WARN under steal", steal(WARN, 0.30), true},
+		{"WARN at the threshold", steal(WARN, DisturbedSteal), true},
+		{"WARN, little steal", steal(WARN, DisturbedSteal/2), false},
+		{"OK under steal", steal(OK, 0.30), false},
+		{"FAIL under steal", steal(FAIL, 0.50), false},
+		{"WARN, CPU not sampled", &Report{Verdict: WARN}, false},
+		{"no report", nil, false},
+	} {
+		if got := tt.r.Disturbed(); got != tt.want {
+			t.Errorf("%s: Disturbed() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -31,10 +31,13 @@ type FidelitySummary struct {
 	Strict  bool             `json:"strict,omitempty"`
 	Failed  bool             `json:"failed"` // the verdicts failed the scenario
 	Runs    []RunVerdict     `json:"runs"`
+	// Retried is how many tries were run again because the hypervisor
+	// disturbed them (results.Meta.Retried); Runs are the tries that count.
+	Retried int `json:"retried,omitempty"`
 }
 
 func fidelityOf(meta *results.Meta) FidelitySummary {
-	s := FidelitySummary{Verdict: meta.Fidelity, Strict: meta.Strict, Failed: meta.FidelityFailed()}
+	s := FidelitySummary{Verdict: meta.Fidelity, Strict: meta.Strict, Failed: meta.FidelityFailed(), Retried: len(meta.Retried)}
 	for _, r := range meta.Runs {
 		rv := RunVerdict{Cell: r.Cell, Repetition: r.Repetition, Verdict: "-"}
 		if r.Fidelity != nil {
@@ -64,6 +67,9 @@ func writeFidelity(b *strings.Builder, f FidelitySummary) {
 	default:
 		fmt.Fprintf(b, "Overall: **%s**.\n", f.Verdict)
 	}
+	if f.Retried > 0 {
+		fmt.Fprintf(b, "\n%s: a WARN while the hypervisor took %.0f%% of the cores or more (steal) was run again with the same seed (--retry-disturbed); the tries that count are below, the others are kept in run.json (`retried`).\n", retriedLine(f.Retried), 100*fidelity.DisturbedSteal)
+	}
 	if len(f.Runs) == 0 {
 		return
 	}
@@ -84,6 +90,9 @@ func WriteVerdicts(w io.Writer, f FidelitySummary) {
 		return
 	}
 	fmt.Fprintf(w, "fidelity: %s\n", f.Verdict)
+	if f.Retried > 0 {
+		fmt.Fprintf(w, "  %s, disturbed by the hypervisor (kept in run.json, retried)\n", retriedLine(f.Retried))
+	}
 	for _, r := range f.Runs {
 		fmt.Fprintf(w, "  %s rep %d: %s", r.Cell, r.Repetition, r.Verdict)
 		for _, why := range r.Reasons {
@@ -91,4 +100,12 @@ func WriteVerdicts(w io.Writer, f FidelitySummary) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// retriedLine is "1 run was run again" or "N runs were run again".
+func retriedLine(n int) string {
+	if n == 1 {
+		return "1 run was run again"
+	}
+	return fmt.Sprintf("%d runs were run again", n)
 }

@@ -86,3 +86,24 @@ func TestWriteVerdicts(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestRetriedAreTold(t *testing.T) {
+	f := FidelitySummary{Verdict: fidelity.OK, Retried: 2, Runs: []RunVerdict{{Cell: "base", Verdict: fidelity.OK}}}
+	var out strings.Builder
+	WriteVerdicts(&out, f)
+	want := "fidelity: OK\n  2 runs were run again, disturbed by the hypervisor (kept in run.json, retried)\n  base rep 0: OK\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var md strings.Builder
+	writeFidelity(&md, f)
+	if !strings.Contains(md.String(), "2 runs were run again: a WARN while the hypervisor took 10% of the cores") {
+		t.Errorf("report.md's fidelity section does not tell the retries:\n%s", md.String())
+	}
+	md.Reset()
+	f.Retried = 0
+	writeFidelity(&md, f)
+	if strings.Contains(md.String(), "run again") {
+		t.Errorf("no retries, but report.md tells some:\n%s", md.String())
+	}
+}

@@ -24,6 +24,11 @@ type Meta struct {
 	Interrupted string             `json:"interrupted,omitempty"`
 	Scenario    *scenario.Scenario `json:"scenario"`
 	Runs        []*Run             `json:"runs"`
+	// Retried are the tries that did not count: runs whose WARN was
+	// disturbed by the hypervisor (fidelity.Report.Disturbed) and were
+	// run again with the same seed (runner Options.RetryDisturbed); the
+	// try that counts is in Runs.
+	Retried []*Run `json:"retried,omitempty"`
 	// Fidelity is the worst verdict of the runs; Strict says whether WARN
 	// failed the scenario.
 	Fidelity fidelity.Verdict `json:"fidelity,omitempty"`

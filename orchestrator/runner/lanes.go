@@ -28,6 +28,7 @@ type laneHooks struct {
 	building func(ci int)
 	starting func(ci, ri int)
 	finished func(ci, ri int, r *results.Run)
+	retried  func(ci, ri int, r *results.Run) // a try that does not count
 }
 
 // lanesResult is how the lanes ended: the cell whose run failed or whose
@@ -197,7 +198,9 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 					cur = it.ci
 				}
 				hooks.starting(it.ci, it.ri)
-				r := runOnce(ctx, st, o, cell, cell.Runs[it.ri])
+				r := retryDisturbed(ctx, o.RetryDisturbed, func() *results.Run {
+					return runOnce(ctx, st, o, cell, cell.Runs[it.ri])
+				}, func(r *results.Run) { hooks.retried(it.ci, it.ri, r) })
 				hooks.finished(it.ci, it.ri, r)
 				if r.Status == results.StatusFailed {
 					fail(cell.Name, errors.New(r.Error))
@@ -209,4 +212,17 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 	wg.Wait()
 	res.close = errors.Join(closes...)
 	return res
+}
+
+// retryDisturbed runs run, and again while its run completed with a WARN
+// the hypervisor disturbed (fidelity.Report.Disturbed), at most n more
+// times, handing each try that does not count to retried; it returns the
+// try that counts.
+func retryDisturbed(ctx context.Context, n int, run func() *results.Run, retried func(*results.Run)) *results.Run {
+	r := run()
+	for try := 0; try < n && ctx.Err() == nil && r.Status == results.StatusComplete && r.Fidelity.Disturbed(); try++ {
+		retried(r)
+		r = run()
+	}
+	return r
 }

@@ -44,6 +44,12 @@ type Options struct {
 	// LaneLabs are the labs of the further lanes with ReuseLab: up, with
 	// the same fabric.
 	LaneLabs []string
+	// RetryDisturbed is how many times a run whose WARN was disturbed by
+	// the hypervisor (fidelity.Report.Disturbed: it took
+	// fidelity.DisturbedSteal of the cores or more) is run again, with
+	// the same seed on the same lab; the last try counts, the others are
+	// kept in run.json's retried. 0: never.
+	RetryDisturbed int
 }
 
 // Progress is one step of a scenario run.
@@ -137,6 +143,14 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 			_ = results.WriteMeta(dir, meta)
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status})
 		},
+		retried: func(ci, ri int, r *results.Run) {
+			mu.Lock()
+			defer mu.Unlock()
+			meta.Retried = append(meta.Retried, r)
+			_ = results.WriteMeta(dir, meta)
+			cell := sc.Cells[ci]
+			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "retrying"})
+		},
 	})
 	// Lanes finish runs out of order: the records go in the scenario's.
 	order := map[string]int{}
@@ -148,6 +162,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	}
 	slices.SortStableFunc(meta.Runs, func(a, b *results.Run) int { return inOrder(a.Cell, a.Repetition, b.Cell, b.Repetition) })
 	slices.SortStableFunc(set.Runs, func(a, b results.Rows) int { return inOrder(a.Cell, a.Repetition, b.Cell, b.Repetition) })
+	slices.SortStableFunc(meta.Retried, func(a, b *results.Run) int { return inOrder(a.Cell, a.Repetition, b.Cell, b.Repetition) })
 	switch {
 	case ctx.Err() != nil:
 		meta.Interrupted = "interrupted (" + ctx.Err().Error() + ")"

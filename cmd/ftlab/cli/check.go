@@ -16,14 +16,15 @@ import (
 type checkFlags struct {
 	dir, results, rate                  string
 	asJSON, recalibrate, quick, require bool
-	lanes                               int
+	lanes, retries                      int
 }
 
 // options are the checks' options for the flags: every scenario runs on
 // a lab named check, built once per fabric.
 func (f *checkFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) check.Options {
 	return check.Options{Dir: f.dir, Quick: f.quick, Runner: runner.Options{Store: store, LabName: "check", ResultsRoot: f.results,
-		Agents: agents, Version: b.Version, Commit: b.Commit, Lanes: f.lanes}}
+		Agents: agents, Version: b.Version, Commit: b.Commit, Lanes: f.lanes,
+		RetryDisturbed: f.retries}}
 }
 
 // defaultCheckLanes is how many runs ftlab check runs at once by default:
@@ -33,6 +34,12 @@ func (f *checkFlags) options(store *lab.Store, agents runner.AgentStarter, b Bui
 // of the scenarios that keep a core busy on their own (Ofan with
 // congestion control, PSN-PATH) was WARN (docs/paper-checks.md, "Lanes").
 const defaultCheckLanes = 1
+
+// defaultCheckRetries is how many times ftlab check runs a run again by
+// default when the hypervisor disturbed it (--retry-disturbed): a claim
+// rests on OK runs only, and on a shared VM a seed lost to the
+// neighbours' load is a seed the claim's percentile lacks.
+const defaultCheckRetries = 1
 
 // errClaims is --require's failure: the report is printed, the exit code
 // says not every claim holds.
@@ -117,6 +124,7 @@ auto runs each at the rate this machine sustains with an OK fidelity verdict
 	cmd.Flags().BoolVar(&f.require, "require", false, "exit non-zero unless every claim holds")
 	cmd.Flags().StringVar(&f.rate, "rate", "", "run every scenario at this full link rate instead of its own; auto: at its calibrated rate (calibrating first where there is none)")
 	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "with rate: auto, calibrate again even if this machine has a calibration")
+	cmd.Flags().IntVar(&f.retries, "retry-disturbed", defaultCheckRetries, retryDisturbedUsage)
 	cmd.Flags().IntVar(&f.lanes, "lanes", defaultCheckLanes, "runs at once, each on a lab of its own (check, check2, ...); every run's fidelity verdict is taken as they share the machine")
 	return cmd
 }

@@ -22,7 +22,7 @@ var agentStarter runner.AgentStarter = runner.InProcessAgents
 type runFlags struct {
 	name, reuse, results, rate         string
 	quiet, asJSON, strict, recalibrate bool
-	lanes                              int
+	lanes, retries                     int
 	calibration                        rateFlags
 }
 
@@ -36,17 +36,21 @@ func (f *runFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.rate, "rate", "", "run at this full link rate (the fastest link's; the others keep their ratio) instead of the scenario's; auto: the calibrated rate")
 	cmd.Flags().BoolVar(&f.recalibrate, "recalibrate", false, "for rate: auto, calibrate again even if this machine has a calibration")
 	cmd.Flags().IntVar(&f.lanes, "lanes", 1, "runs at once, each on a lab of its own (the --name lab, then name2, ...; with --lab, one lane); every run's fidelity verdict is taken as they share the machine")
+	cmd.Flags().IntVar(&f.retries, "retry-disturbed", 0, retryDisturbedUsage)
 	f.calibration.add(cmd)
 }
+
+// retryDisturbedUsage is the help of run's and check's --retry-disturbed.
+const retryDisturbedUsage = "run a run again, with the same seed, when its verdict is WARN while the hypervisor took 10% of the cores or more (steal), at most this many times; the last try counts, the others are kept in run.json (retried)"
 
 // options are the runner's options for the flags, and those of the
 // calibration trials the run may have to make first: on labs of their
 // own, never --strict.
 func (f *runFlags) options(store *lab.Store, agents runner.AgentStarter, b BuildInfo) (run, calib runner.Options) {
 	run = runner.Options{Store: store, LabName: f.name, ReuseLab: f.reuse, ResultsRoot: f.results, Agents: agents,
-		Version: b.Version, Commit: b.Commit, Strict: f.strict, Lanes: f.lanes}
+		Version: b.Version, Commit: b.Commit, Strict: f.strict, Lanes: f.lanes, RetryDisturbed: f.retries}
 	calib = run
-	calib.ReuseLab, calib.Strict, calib.Lanes = "", false, 1
+	calib.ReuseLab, calib.Strict, calib.Lanes, calib.RetryDisturbed = "", false, 1, 0
 	return run, calib
 }
 
