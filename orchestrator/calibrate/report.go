@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ftlab/ftlab/internal/units"
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 )
 
 // Files a calibration writes into its directory.
@@ -78,8 +79,8 @@ func (r *Result) Markdown(w io.Writer, searchErr error) error {
 	}
 	fmt.Fprintf(&b, "- scenario: %s\n- machine: %s\n- ftlab: %s\n- key: %s\n- precision: %.0f%% (the search stops when the lowest rate found not OK is within this of the highest OK rate)\n- time: %s to %s\n\n",
 		r.File, r.Machine, r.Version, r.Key, r.Precision*100, r.Started.Format(time.RFC3339), r.Finished.Format(time.RFC3339))
-	fmt.Fprintf(&b, "A trial runs every cell of the scenario once (its first seed) at one rate; it is OK when every run completes and every fidelity verdict is OK. The next trial aims at the rate that would keep %.0f%% of the cores busy, from the load of the last one (cores busy); after a trial that was not OK, at most its rate over how far it was past its worst limit (over). A trial that is not OK at or below a rate found OK before, while the hypervisor gave other guests %.0f%% of the cores or more (steal), is asked again at once, and the repeat's answer counts.\n\n", 100*AimBusy, 100*DisturbedSteal)
-	if st := r.Steal(); st >= DisturbedSteal {
+	fmt.Fprintf(&b, "A trial runs every cell of the scenario once (its first seed) at one rate; it is OK when every run completes and every fidelity verdict is OK. The next trial aims at the rate that would keep %.0f%% of the cores busy, from the load of the last one (cores busy); after a trial that was not OK, at most its rate over how far it was past its worst limit (over). A WARN trial at or below a rate found OK before, while the hypervisor gave other guests %.0f%% of the cores or more (steal), is asked again at once, and the repeat's answer counts.\n\n", 100*AimBusy, 100*fidelity.DisturbedSteal)
+	if st := r.Steal(); st >= fidelity.DisturbedSteal {
 		fmt.Fprintf(&b, "The hypervisor took %.0f%% of the cores during this calibration: the rate found is what the machine gave then. Calibrate again (`ftlab bench calibrate --no-cache`, `ftlab run --recalibrate`) when it is quieter.\n\n", 100*st)
 	}
 	b.WriteString("| trial | rate | verdict | cores busy | steal | over | took | why not OK | results |\n|---:|---:|---|---:|---:|---:|---:|---|---|\n")

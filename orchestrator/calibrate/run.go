@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
@@ -83,7 +84,7 @@ func ForRun(ctx context.Context, path string, r RunRate, opt Options, log io.Wri
 		fmt.Fprintf(log, "calibrated: %s\n", res.Summary())
 	}
 	source := fmt.Sprintf("calibration of %s on this machine (%s)", res.Finished.Format("2006-01-02 15:04"), cache.Path())
-	if st := res.Steal(); st >= DisturbedSteal {
+	if st := res.Steal(); st >= fidelity.DisturbedSteal {
 		source += fmt.Sprintf(", made while the hypervisor took %.0f%% of the cores: ftlab run --recalibrate when the machine is quieter", 100*st)
 	}
 	return scenario.LoadWith(path, scenario.Options{Rate: res.RateBps, RateSource: source})

@@ -42,17 +42,6 @@ const (
 	AimBusy = 0.75
 	// maxAim bounds one jump, either way.
 	maxAim = 4.0
-
-	// DisturbedSteal is the share of the cores the hypervisor may take
-	// from a trial (steal, mean over its runs) before a trial that
-	// contradicts an earlier one is asked again: a trial that is not OK
-	// at or below a rate already found OK, while other guests had that
-	// much of the machine, says more about the neighbours than about the
-	// rate. It is tried once more, and the repeat's answer counts. On the
-	// project's VM the hypervisor took 30-46% for minutes at a time, and
-	// one such confirmation walked the demo's calibration down from
-	// 6.3 Mbit/s to 2.6 in 11 trials.
-	DisturbedSteal = fidelity.DisturbedSteal
 )
 
 // Loader loads the scenario at a full link rate (scenario.Options.Rate).
@@ -114,9 +103,9 @@ type Trial struct {
 	// Steal is the share of the cores the hypervisor gave other guests
 	// during the trial, the mean over its runs (0: not measured).
 	Steal float64 `json:"steal,omitempty"`
-	// Repeated says the trial's answer did not count: it was not OK
-	// under DisturbedSteal or more, at a rate found OK before, and the
-	// next trial asked again at the same rate.
+	// Repeated says the trial's answer did not count: it was a WARN
+	// under fidelity.DisturbedSteal or more, at or below a rate found OK
+	// before, and the next trial asked again at the same rate.
 	Repeated bool `json:"repeated,omitempty"`
 	// Reasons say why a trial is not OK: "cell: reason".
 	Reasons []string      `json:"reasons,omitempty"`
@@ -338,11 +327,16 @@ func (s *search) try(rate uint64) (bool, error) {
 	return good, err
 }
 
-// disturbed reports whether t, a trial at a rate that is not OK, is to be
-// asked again: the hypervisor took DisturbedSteal of the cores or more,
-// and a trial at t's rate or above was OK.
+// disturbed reports whether t is to be asked again: a WARN while the
+// hypervisor took fidelity.DisturbedSteal of the cores or more (the mean
+// over its runs), at or below a rate a trial found OK. Such a
+// contradiction says more about the neighbours than about the rate: on
+// the project's VM the hypervisor took 30-46% for minutes at a time, and
+// one confirmation failing then walked the demo's calibration down from
+// 6.3 Mbit/s to 2.6 in 11 trials. A FAIL is an answer, whoever had the
+// cores.
 func (s *search) disturbed(t Trial) bool {
-	if t.OK || t.Steal < DisturbedSteal {
+	if t.OK || t.Verdict != fidelity.WARN || t.Steal < fidelity.DisturbedSteal {
 		return false
 	}
 	for _, e := range s.res.Trials {
@@ -488,7 +482,7 @@ func (r *Result) Summary() string {
 		asked = fmt.Sprintf(", %d asked again", again)
 	}
 	line := fmt.Sprintf("%s: %s (%d trials: %d OK, %d not%s; precision %.0f%%)", r.Scenario, units.FormatRate(r.RateBps), len(r.Trials), ok, bad, asked, r.Precision*100)
-	if st := r.Steal(); st >= DisturbedSteal {
+	if st := r.Steal(); st >= fidelity.DisturbedSteal {
 		line += fmt.Sprintf("; the hypervisor took %.0f%% of the cores meanwhile, so this rate is what the machine gave then: calibrate again when it is quieter (ftlab run --recalibrate, ftlab bench calibrate --no-cache)", 100*st)
 	}
 	return line

@@ -169,19 +169,21 @@ func TestSearchStepsDownWhenNotConfirmed(t *testing.T) {
 func TestSearchAsksADisturbedTrialAgain(t *testing.T) {
 	// The machine is OK up to 45 Mbit/s; 40 Mbit/s passes its first
 	// trial and fails the next (its confirmation) or the next two, every
-	// run's steal being steal. Under the hypervisor's heavy hand the
-	// contradiction is asked once more; without it, or when the repeat
-	// fails too, the search steps down as it always did.
+	// run's steal being steal. Under the hypervisor's heavy hand a WARN
+	// contradiction is asked once more; without it, for a FAIL, or when
+	// the repeat fails too, the search steps down as it always did.
 	for _, tt := range []struct {
 		name       string
 		steal      float64
-		fails      int // trials at 40 Mbit/s after the first that are WARN
+		verdict    fidelity.Verdict // of the failing trials at 40 Mbit/s
+		fails      int              // trials at 40 Mbit/s after the first that fail
 		want40     bool
 		wantRepeat int
 	}{
-		{"steal, repeat OK", 0.30, 1, true, 1},
-		{"steal, repeat WARN", 0.30, 2, false, 1},
-		{"little steal", DisturbedSteal / 2, 1, false, 0},
+		{"steal, repeat OK", 0.30, fidelity.WARN, 1, true, 1},
+		{"steal, repeat WARN", 0.30, fidelity.WARN, 2, false, 1},
+		{"little steal", fidelity.DisturbedSteal / 2, fidelity.WARN, 1, false, 0},
+		{"steal, FAIL", 0.30, fidelity.FAIL, 1, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			run, tried := machineLimit(45 * units.Mbit)
@@ -190,9 +192,9 @@ func TestSearchAsksADisturbedTrialAgain(t *testing.T) {
 				sum, err := run(ctx, sc, ro)
 				if sc.Cells[0].Config.Topo().FullRate() == 40*units.Mbit {
 					if at40 > 0 && at40 <= tt.fails {
-						sum.Fidelity.Verdict = fidelity.WARN
+						sum.Fidelity.Verdict = tt.verdict
 						for i := range sum.Fidelity.Runs {
-							sum.Fidelity.Runs[i].Verdict = fidelity.WARN
+							sum.Fidelity.Runs[i].Verdict = tt.verdict
 						}
 					}
 					at40++
@@ -225,8 +227,8 @@ func TestSearchAsksADisturbedTrialAgain(t *testing.T) {
 			if repeated != tt.wantRepeat {
 				t.Errorf("%d trials asked again, want %d (trials at %v)", repeated, tt.wantRepeat, *tried)
 			}
-			if note := strings.Contains(res.Summary(), "hypervisor took"); note != (tt.steal >= DisturbedSteal) {
-				t.Errorf("summary %q: steal note %v, want %v", res.Summary(), note, tt.steal >= DisturbedSteal)
+			if note := strings.Contains(res.Summary(), "hypervisor took"); note != (tt.steal >= fidelity.DisturbedSteal) {
+				t.Errorf("summary %q: steal note %v, want %v", res.Summary(), note, tt.steal >= fidelity.DisturbedSteal)
 			}
 		})
 	}
