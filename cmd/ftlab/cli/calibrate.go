@@ -98,8 +98,8 @@ func (a *app) printTrial(t calibrate.Trial) {
 			fmt.Fprintf(a.stderr, " (and %d more)", len(t.Reasons)-1)
 		}
 	}
-	if t.Repeated {
-		fmt.Fprintf(a.stderr, "; the hypervisor took %.0f%% of the cores and a rate as high was OK before: asking again", 100*t.Steal)
+	if t.Repeated { // its last reason says why it is asked again
+		fmt.Fprintf(a.stderr, "; %s", t.Reasons[len(t.Reasons)-1])
 	}
 	fmt.Fprintln(a.stderr)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
@@ -41,7 +42,7 @@ func (f *runFlags) add(cmd *cobra.Command) {
 }
 
 // retryDisturbedUsage is the help of run's and check's --retry-disturbed.
-const retryDisturbedUsage = "run a run again, with the same seed, when its verdict is WARN while the hypervisor took 10% of the cores or more (steal), at most this many times; the last try counts, the others are kept in run.json (retried)"
+var retryDisturbedUsage = fmt.Sprintf("run a run again, with the same seed, when its verdict is WARN while the hypervisor took %.0f%% of the cores or more (steal), at most this many times; the last try counts, the others are kept in run.json (retried)", 100*fidelity.DisturbedSteal)
 
 // options are the runner's options for the flags, and those of the
 // calibration trials the run may have to make first: on labs of their
