@@ -1,19 +1,14 @@
 package stats
 
 import (
-	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/gonum/stat"
 )
-
-// nearestRank is the definition written out: the ⌈p·n⌉-th smallest value
-// of sorted.
-func nearestRank(sorted []float64, p float64) float64 {
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
 
 func TestQuantile(t *testing.T) {
 	for _, tt := range []struct {
@@ -47,15 +42,26 @@ func TestQuantile(t *testing.T) {
 	}
 }
 
-// TestQuantileIsNearestRank: gonum's Empirical quantile is the ⌈p·n⌉-th
-// smallest value for every p and n tried, the definition ftlab's reports
-// used before it moved here.
-func TestQuantileIsNearestRank(t *testing.T) {
+// TestQuantileIsGonumsEmpirical: the quantile is gonum's stat.Quantile
+// with stat.Empirical (the definition ftlab's reports used before it was
+// written out here) for every n and p tried, on values with repeats, in
+// any order.
+func TestQuantileIsGonumsEmpirical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ps := []float64{0, 0.01, 0.1, 0.25, 0.29, 0.5, 0.57, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
+	for range 20 {
+		ps = append(ps, rng.Float64())
+	}
 	for n := 1; n <= 300; n++ {
-		xs := seq(n)
-		for _, p := range []float64{0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1} {
-			if got, want := Quantile(xs, p), nearestRank(xs, p); got != want {
-				t.Fatalf("n=%d p=%v: %v, want %v", n, p, got, want)
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(rng.IntN(n))
+		}
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		for _, p := range ps {
+			if got, want := Quantile(xs, p), stat.Quantile(p, stat.Empirical, sorted, nil); got != want {
+				t.Fatalf("n=%d p=%v: %v, gonum's %v", n, p, got, want)
 			}
 		}
 	}

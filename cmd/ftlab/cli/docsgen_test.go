@@ -14,6 +14,10 @@ import (
 	"github.com/ftlab/ftlab/orchestrator/lab"
 )
 
+// The CLI reference's generator lives with its test: make docs runs it
+// through TestDocsCurrent -update, so the binary carries none of cobra's
+// Markdown and man page writers (and their Markdown and YAML libraries).
+
 // Where make docs writes the CLI reference, from the repository root.
 const (
 	DocsMarkdownDir = "docs/cli"
