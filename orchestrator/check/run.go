@@ -132,7 +132,7 @@ func RunAll(ctx context.Context, checks []Check, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Dir = dir
-	labs := &labSet{store: opt.Runner.Store, name: opt.Runner.LabName, lanes: max(1, opt.Runner.Lanes)}
+	labs := &labSet{store: opt.Runner.Store, name: opt.Runner.LabName, lanes: max(1, opt.Runner.Lanes), notice: opt.Runner.Notice}
 	defer labs.close()
 	for _, c := range checks {
 		res, err := runOne(ctx, c, opt, labs, dir)
@@ -292,11 +292,12 @@ func RateOf(sc *scenario.Scenario) string {
 // same fabric (their data planes are reprogrammed per cell as needed),
 // rebuilt when the fabric changes.
 type labSet struct {
-	store *lab.Store
-	name  string
-	lanes int
-	names []string // the labs that are up
-	shape string   // their fabric; "" when none is up
+	store  *lab.Store
+	name   string
+	lanes  int
+	notice func(string) // runner.Options.Notice
+	names  []string     // the labs that are up
+	shape  string       // their fabric; "" when none is up
 }
 
 func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
@@ -317,8 +318,10 @@ func (l *labSet) forScenario(ctx context.Context, sc *scenario.Scenario) error {
 	l.shape = shape
 	for _, name := range names {
 		// The lab is the check's: a check killed before it could take
-		// it down leaves a leftover that plain ftlab cleanup removes.
-		opt := lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed), Owned: true}
+		// it down leaves a leftover that plain ftlab cleanup, or the next
+		// check, removes.
+		opt := lab.UpOptions{TopologyFile: cfg.Topology.Source, DataPlane: runner.DataPlaneOf(cfg, seed), Owned: true,
+			Reclaim: true, Reclaimed: runner.Reclaimed(l.notice)}
 		if _, err := l.store.Up(ctx, name, t, opt); err != nil {
 			return errors.Join(fmt.Errorf("build lab %s: %w", name, err), l.close())
 		}

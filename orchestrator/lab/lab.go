@@ -29,6 +29,15 @@ type UpOptions struct {
 	// a run's lab does: once the process is gone, even killed, the lab is
 	// a leftover that Cleanup removes.
 	Owned bool
+	// Reclaim removes a leftover of the same name first, as Cleanup would
+	// (a lab whose owner is gone, or whose build or teardown was
+	// interrupted), instead of failing with ErrExists: a run killed by the
+	// user leaves its lab, and the next run of that name takes its place.
+	// A lab that is up for a live or no owner, one a live ftlab process
+	// holds, and one without a readable record are never touched.
+	// Reclaimed, if set, is told what was removed.
+	Reclaim   bool
+	Reclaimed func(CleanupAction)
 }
 
 // Up builds the fabric of t as lab name. A second Up of a name that exists
@@ -42,7 +51,18 @@ func (s *Store) Up(ctx context.Context, name string, t *topology.Topology, opt U
 	if err := dp.Validate(); err != nil {
 		return nil, fmt.Errorf("lab %q: data plane: %w", name, err)
 	}
-	if err := s.claim(name); err != nil {
+	err = s.claim(name)
+	if errors.Is(err, os.ErrExist) && opt.Reclaim {
+		if a, rerr := s.reclaim(name); rerr != nil {
+			return nil, rerr
+		} else if a.Removed {
+			if opt.Reclaimed != nil {
+				opt.Reclaimed(a)
+			}
+			err = s.claim(name)
+		}
+	}
+	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, s.existsError(name)
 		}
@@ -282,6 +302,35 @@ func (s *Store) Cleanup(all bool) ([]CleanupAction, error) {
 	return actions, errors.Join(errs...)
 }
 
+// reclaim removes lab name if it is a leftover whose record is readable
+// (see UpOptions.Reclaim); a lab in use, or whose record cannot be read,
+// is left as it is, Removed false.
+func (s *Store) reclaim(name string) (CleanupAction, error) {
+	if _, err := s.Read(name); err != nil {
+		return CleanupAction{Lab: name}, nil
+	}
+	return s.cleanupLab(name, false)
+}
+
+// leftover says whether Cleanup removes lab name, whose record is st (or
+// could not be read: rerr), and why; all removes labs that are up too.
+func leftover(name string, st *State, rerr error, all bool) (reason string, remove bool) {
+	switch {
+	case rerr != nil:
+		return "record unreadable or missing", true
+	case st.Phase == PhaseUp && st.Owner != nil && !st.Owner.Alive():
+		return fmt.Sprintf("its owner (pid %d) is gone", st.Owner.PID), true
+	case st.Phase == PhaseUp && !all && st.Owner != nil:
+		return fmt.Sprintf("lab is up, in use by pid %d (use --all to remove it anyway)", st.Owner.PID), false
+	case st.Phase == PhaseUp && !all:
+		return "lab is up (use --all, or ftlab down --name " + name + ")", false
+	case st.Phase == PhaseUp:
+		return "lab is up (--all)", true
+	default:
+		return fmt.Sprintf("interrupted while %s (pid %d gone)", st.Phase, st.PID), true
+	}
+}
+
 func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
 	a := CleanupAction{Lab: name}
 	if ValidateName(name) != nil {
@@ -302,21 +351,9 @@ func (s *Store) cleanupLab(name string, all bool) (CleanupAction, error) {
 	st, rerr := s.Read(name)
 	present, _ := nsutil.List(s.NamespacePrefix(name))
 	a.Namespaces = present
-	switch {
-	case rerr != nil:
-		a.Reason = "record unreadable or missing"
-	case st.Phase == PhaseUp && st.Owner != nil && !st.Owner.Alive():
-		a.Reason = fmt.Sprintf("its owner (pid %d) is gone", st.Owner.PID)
-	case st.Phase == PhaseUp && !all && st.Owner != nil:
-		a.Reason = fmt.Sprintf("lab is up, in use by pid %d (use --all to remove it anyway)", st.Owner.PID)
+	var remove bool
+	if a.Reason, remove = leftover(name, st, rerr, all); !remove {
 		return a, nil
-	case st.Phase == PhaseUp && !all:
-		a.Reason = "lab is up (use --all, or ftlab down --name " + name + ")"
-		return a, nil
-	case st.Phase == PhaseUp:
-		a.Reason = "lab is up (--all)"
-	default:
-		a.Reason = fmt.Sprintf("interrupted while %s (pid %d gone)", st.Phase, st.PID)
 	}
 	var recorded []string
 	if st != nil {

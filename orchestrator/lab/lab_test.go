@@ -123,6 +123,80 @@ func TestUpRefusesBusyAndLeftover(t *testing.T) {
 	t.Log(err)
 }
 
+// TestUpReclaimsLeftovers: with Reclaim, Up removes a leftover of its
+// name as Cleanup would (a killed run's lab, whose owner is gone; a build
+// killed midway) and builds in its place, saying what it removed; a lab
+// that is up for a user or a live owner, and a record it cannot read, are
+// left alone and Up fails with ErrExists.
+func TestUpReclaimsLeftovers(t *testing.T) {
+	testlab.RequireRoot(t)
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := Owner{PID: self.PID, Start: self.Start + 1} // this PID, another process
+	topo := testlab.Topology(t, "fattree-k4")
+	for _, tt := range []struct {
+		name    string
+		left    *State // nil: a directory without a record
+		reclaim bool
+	}{
+		{"owner gone", &State{Phase: PhaseUp, Owner: &gone}, true},
+		{"killed mid-build", &State{Phase: PhaseBuilding, PID: gone.PID}, true},
+		{"up for a user", &State{Phase: PhaseUp}, false},
+		{"up for a live owner", &State{Phase: PhaseUp, Owner: &self}, false},
+		{"no record", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			name := "run"
+			ns := s.NamespaceName(name, "h0-0-0")
+			if err := s.claim(name); err != nil {
+				t.Fatal(err)
+			}
+			if tt.left != nil {
+				tt.left.Name, tt.left.Namespaces, tt.left.Topology = name, []string{ns}, topo
+				if err := s.write(tt.left); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := nsutil.Create(ns, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			t.Cleanup(func() { _, _ = s.Cleanup(true) })
+
+			var told []CleanupAction
+			st, err := s.Up(context.Background(), name, topo, UpOptions{
+				DataPlane: switchd.Config{DataPlane: switchd.DataPlaneNone}, Owned: true,
+				Reclaim: true, Reclaimed: func(a CleanupAction) { told = append(told, a) },
+			})
+			if !tt.reclaim {
+				if !errors.Is(err, ErrExists) || len(told) != 0 {
+					t.Fatalf("Up over %s: err %v, told %+v; want ErrExists and nothing removed", tt.name, err, told)
+				}
+				if !nsutil.Exists(ns) {
+					t.Errorf("Up removed %s of a lab that is not a leftover", ns)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Up over %s: %v", tt.name, err)
+			}
+			if len(told) != 1 || !told[0].Removed || told[0].Lab != name || len(told[0].Namespaces) != 1 {
+				t.Errorf("told %+v; want the leftover lab %s with its 1 namespace, removed", told, name)
+			}
+			if st.Owner == nil || !st.Owner.Alive() {
+				t.Errorf("the new lab's owner is %+v, want this process", st.Owner)
+			}
+			if got := len(testlab.Remaining(t, s.NamespacePrefix(name))); got != len(topo.Nodes) {
+				t.Errorf("%d namespaces after Up, want the new lab's %d", got, len(topo.Nodes))
+			}
+		})
+	}
+}
+
 // TestCleanup simulates an ftlab killed mid-build (a record in phase
 // building, a few namespaces) and an orphan namespace without a record, next
 // to a lab that is up and a namespace that is not ftlab's.

@@ -42,9 +42,11 @@ func (c *cellLabs) forCell(ctx context.Context, cfg *scenario.Config, seed uint6
 		}
 	}
 	// The lab is the run's: a run killed before it could take it down
-	// leaves a leftover that ftlab cleanup removes.
+	// leaves a leftover that ftlab cleanup, or the next run of the same
+	// lab name, removes.
 	st, err := c.opt.Store.Up(ctx, c.opt.LabName, cfg.Topo(), lab.UpOptions{
 		TopologyFile: cfg.Topology.Source, DataPlane: DataPlaneOf(cfg, seed), Owned: true,
+		Reclaim: true, Reclaimed: Reclaimed(c.opt.Notice),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build lab: %w", err)

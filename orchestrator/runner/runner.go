@@ -50,6 +50,21 @@ type Options struct {
 	// the same seed on the same lab; the last try counts, the others are
 	// kept in run.json's retried. 0: never.
 	RetryDisturbed int
+	// Notice, if set, is told what a run did on its own that its user
+	// should know: a leftover lab of its name (a killed run's) removed
+	// before building the run's lab (lab.UpOptions.Reclaim).
+	Notice func(string)
+}
+
+// Reclaimed is the lab.UpOptions.Reclaimed of a run's labs: it tells
+// notice what was removed, nil when notice is.
+func Reclaimed(notice func(string)) func(lab.CleanupAction) {
+	if notice == nil {
+		return nil
+	}
+	return func(a lab.CleanupAction) {
+		notice(fmt.Sprintf("removed the leftover lab %s (%d namespaces) before building it again: %s", a.Lab, len(a.Namespaces), a.Reason))
+	}
 }
 
 // Progress is one step of a scenario run.
@@ -58,7 +73,8 @@ type Progress struct {
 	Run, Runs   int    // 1-based index of the current run in its cell
 	Done, Total int    // runs finished and in all
 	CellName    string // e.g. policy=ofan,transport=rss+pfld
-	Status      string // "building", "running", or the finished run's status
+	Status      string // "building", "running", "retrying", or the finished run's status
+	Verdict     string // a finished run's fidelity verdict (OK, WARN, FAIL), if it has one
 	Elapsed     time.Duration
 }
 
@@ -141,7 +157,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 				runErr = werr
 			}
 			_ = results.WriteMeta(dir, meta)
-			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status})
+			p := Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status}
+			if r.Fidelity != nil {
+				p.Verdict = string(r.Fidelity.Verdict)
+			}
+			progress(p)
 		},
 		retried: func(ci, ri int, r *results.Run) {
 			mu.Lock()

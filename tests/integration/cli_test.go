@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +54,11 @@ func TestMain(m *testing.M) {
 func newFtlab(t *testing.T) *ftlab {
 	t.Helper()
 	testlab.RequireRoot(t)
-	return &ftlab{t: t, bin: binary, runDir: filepath.Join(t.TempDir(), "run"), prefix: testlab.Prefix(t)}
+	f := &ftlab{t: t, bin: binary, runDir: filepath.Join(t.TempDir(), "run"), prefix: testlab.Prefix(t)}
+	// Whatever a failing test leaves (labs, their namespaces, pinned
+	// programs and bpffs mounts) goes before its run directory does.
+	t.Cleanup(func() { _ = f.command("cleanup", "--all").Run() })
+	return f
 }
 
 func (f *ftlab) command(args ...string) *exec.Cmd {
@@ -350,33 +355,7 @@ func TestKilledRunIsCleanedUp(t *testing.T) {
 	f.mustRun("up", "topologies/leafspine-4x2.yaml", "--name", "mine")
 	defer f.run("down", "--name", "mine")
 	dir := t.TempDir()
-	scn := filepath.Join(dir, "long.yaml")
-	// At 2 Mbit/s a permutation of 8 MiB messages takes half a minute: the
-	// kill comes long before the cell ends.
-	if err := os.WriteFile(scn, []byte(`name: long
-topology: {kind: fattree, k: 4, links: {rate: 2Mbit}}
-dataplane: shaped
-workload: {kind: permutation, size: 8MiB}
-timeout: 60s
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := f.command("run", scn, "--results", filepath.Join(dir, "results"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(f.runDir, "run", "state.json")
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		var st struct{ Phase string }
-		if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &st) == nil && st.Phase == "up" {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // agents started, messages on the wire
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	killRunMidCell(t, f, filepath.Join(dir, "results"))
 	var runNS int
 	for _, ns := range f.remaining() {
 		if strings.HasPrefix(ns, f.prefix+"run-") {
@@ -402,7 +381,132 @@ timeout: 60s
 			t.Errorf("after cleanup: %s remains", ns)
 		}
 	}
-	if _, err := os.Stat(filepath.Dir(state)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(f.runDir, "run")); !os.IsNotExist(err) {
 		t.Errorf("after cleanup the run's lab directory is still there: %v", err)
+	}
+}
+
+// killRunMidCell starts `ftlab run` of a long one-cell scenario and kills
+// it with SIGKILL in the middle of the cell, its lab (run) up and agents
+// running.
+func killRunMidCell(t *testing.T, f *ftlab, results string) {
+	t.Helper()
+	scn := filepath.Join(t.TempDir(), "long.yaml")
+	// At 2 Mbit/s a permutation of 8 MiB messages takes half a minute: the
+	// kill comes long before the cell ends.
+	if err := os.WriteFile(scn, []byte(`name: long
+topology: {kind: fattree, k: 4, links: {rate: 2Mbit}}
+dataplane: shaped
+workload: {kind: permutation, size: 8MiB}
+timeout: 60s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := f.command("run", scn, "--results", results)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(f.runDir, "run", "state.json")
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var st struct{ Phase string }
+		if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &st) == nil && st.Phase == "up" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // agents started, messages on the wire
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+}
+
+// shortScenario is a quick scenario of three runs, one line of progress
+// each.
+func shortScenario(t *testing.T) string {
+	t.Helper()
+	scn := filepath.Join(t.TempDir(), "short.yaml")
+	if err := os.WriteFile(scn, []byte(`name: short
+topology: {kind: leafspine, leaves: 2, spines: 1, hosts_per_leaf: 2, links: {rate: 50Mbit}}
+workload: {kind: permutation, size: 64KiB}
+repetitions: 3
+timeout: 20s
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return scn
+}
+
+// TestNextRunReclaimsAKilledRunsLab: a run killed with SIGKILL leaves its
+// lab; the next run of the same lab name removes that leftover, says so,
+// and runs.
+func TestNextRunReclaimsAKilledRunsLab(t *testing.T) {
+	f := newFtlab(t)
+	dir := t.TempDir()
+	killRunMidCell(t, f, filepath.Join(dir, "results"))
+	if n := len(f.remaining()); n != 36 {
+		t.Fatalf("the killed run left %d namespaces, want its lab's 36", n)
+	}
+	_, errOut, code := f.run("run", shortScenario(t), "--results", filepath.Join(dir, "results"))
+	if code != 0 {
+		t.Fatalf("the next run: exit %d\n%s", code, errOut)
+	}
+	if want := "removed the leftover lab run (36 namespaces) before building it again: its owner (pid "; !strings.Contains(errOut, want) {
+		t.Errorf("the next run said %q; want %q", errOut, want)
+	}
+	// Its stderr is not a terminal: a line per finished run, no bar.
+	for i := 1; i <= 3; i++ {
+		if !regexp.MustCompile(fmt.Sprintf(`short: cell 1/1 \S+ run %d/3: complete, (OK|WARN) \(%d/3 runs, `, i, i)).MatchString(errOut) {
+			t.Errorf("stderr lacks run %d's progress line:\n%s", i, errOut)
+		}
+	}
+	if strings.Contains(errOut, "\r") {
+		t.Errorf("stderr, not a terminal, has a progress bar's redraws:\n%q", errOut)
+	}
+	if left := f.remaining(); len(left) != 0 {
+		t.Errorf("after the next run: %v remain", left)
+	}
+}
+
+// TestRunStopsWhenItsReaderGoes: a run whose stderr is a pipe nobody reads
+// any more (ftlab run | head; a pager quit) stops as an interrupted run
+// does: its lab taken down, the finished runs kept, the scenario marked
+// incomplete, instead of dying on SIGPIPE with its lab left up.
+func TestRunStopsWhenItsReaderGoes(t *testing.T) {
+	f := newFtlab(t)
+	results := filepath.Join(t.TempDir(), "results")
+	cmd := f.command("run", shortScenario(t), "--results", results)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first progress line
+	cmd.Stderr = w
+	err = cmd.Run()
+	w.Close()
+	if err == nil {
+		t.Fatal("the run ended well with no one reading it")
+	}
+	if ee, ok := err.(*exec.ExitError); ok && !ee.Exited() {
+		t.Fatalf("the run died of %v instead of stopping", ee.ProcessState)
+	}
+	if left := f.remaining(); len(left) != 0 {
+		t.Errorf("the stopped run left %v", left)
+	}
+	if entries, _ := os.ReadDir(f.runDir); len(entries) != 0 {
+		t.Errorf("the stopped run left labs in its run directory: %v", entries)
+	}
+	metas, _ := filepath.Glob(filepath.Join(results, "short", "*", "run.json"))
+	if len(metas) != 1 {
+		t.Fatalf("results: %v, want one run.json", metas)
+	}
+	var meta struct {
+		Complete bool
+		Runs     []json.RawMessage
+	}
+	if b, err := os.ReadFile(metas[0]); err != nil || json.Unmarshal(b, &meta) != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	if meta.Complete || len(meta.Runs) == 0 || len(meta.Runs) == 3 {
+		t.Errorf("run.json: complete %v with %d of 3 runs; want incomplete, with the runs that finished", meta.Complete, len(meta.Runs))
 	}
 }

@@ -154,7 +154,8 @@ other setting at its default).`,
 			}
 			ctx := cmd.Context()
 			b := Build()
-			ro := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter, Version: b.Version, Commit: b.Commit}
+			ro := runner.Options{Store: a.store, LabName: name, ResultsRoot: results, Agents: agentStarter, Version: b.Version, Commit: b.Commit,
+				Notice: a.notice}
 			src, err := sourceOf(args[0], wf, cmd.Flags().Changed)
 			if err != nil {
 				return err

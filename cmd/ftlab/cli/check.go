@@ -84,6 +84,7 @@ auto runs each at the rate this machine sustains with an OK fidelity verdict
 				return fmt.Errorf("--quick runs the reduced scenarios at their own rates: leave out --rate and --recalibrate")
 			}
 			opt := f.options(a.store, agentStarter, Build())
+			opt.Runner.Notice = a.notice
 			rf := defaultRateFlags()
 			opt.Load = func(path string) (*scenario.Scenario, error) {
 				return a.loadForRun(cmd.Context(), path, f.rate, f.recalibrate, &rf, opt.Runner)

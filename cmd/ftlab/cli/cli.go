@@ -23,6 +23,9 @@ type app struct {
 	store          *lab.Store
 }
 
+// notice tells the user, on stderr, something a command did on its own.
+func (a *app) notice(msg string) { fmt.Fprintf(a.stderr, "ftlab: %s\n", msg) }
+
 // Run executes the ftlab command line and returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	store, err := storeOf(os.Getenv)

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
@@ -71,7 +74,11 @@ fails the scenario, and so does a WARN with --strict.
 A scenario saying rate: auto runs at the rate "ftlab bench calibrate" found for
 it on this machine; without one, run calibrates first (once: the answer is
 kept). --rate runs any scenario at another full link rate, the fabric's other
-links keeping their ratio to the fastest.`,
+links keeping their ratio to the fastest.
+
+Progress goes to stderr: a bar on a terminal, one line per finished run (with
+its verdict) anywhere else. A run whose lab name is taken by a killed run's
+leftover removes that lab first and says so.`,
 		Args:        cobra.ExactArgs(1),
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,6 +86,7 @@ links keeping their ratio to the fastest.`,
 				return fmt.Errorf("this ftlab has no host agents built in")
 			}
 			opt, calib := f.options(a.store, agentStarter, Build())
+			opt.Notice, calib.Notice = a.notice, a.notice
 			sc, err := a.loadForRun(cmd.Context(), args[0], f.rate, f.recalibrate, &f.calibration, calib)
 			if err != nil {
 				return err
@@ -121,8 +129,23 @@ links keeping their ratio to the fastest.`,
 }
 
 // progressBar shows a run's progress on stderr: what to tell it, and how
-// to finish it.
+// to finish it. On a terminal it is a bar redrawn in place; anywhere else
+// (a log, a pipe, CI) a bar would leave every redraw in the file, so each
+// finished run gets one line instead.
 func (a *app) progressBar(sc *scenario.Scenario) (func(runner.Progress), func()) {
+	if !isTerminal(a.stderr) {
+		return func(p runner.Progress) {
+			if p.Status == "building" || p.Status == "running" {
+				return
+			}
+			status := p.Status
+			if p.Verdict != "" {
+				status += ", " + p.Verdict
+			}
+			fmt.Fprintf(a.stderr, "%s: cell %d/%d %s run %d/%d: %s (%d/%d runs, %v)\n",
+				sc.Name, p.Cell, p.Cells, p.CellName, p.Run, p.Runs, status, p.Done, p.Total, p.Elapsed.Round(time.Second))
+		}, func() {}
+	}
 	total := 0
 	for _, c := range sc.Cells {
 		total += len(c.Runs)
@@ -135,6 +158,12 @@ func (a *app) progressBar(sc *scenario.Scenario) (func(runner.Progress), func())
 		bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
 		_ = bar.Set(p.Done)
 	}, func() { _ = bar.Finish() }
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // interrupted is what ftlab run says when it was stopped (Ctrl-C, a
