@@ -70,7 +70,10 @@ rates) to show that the pipeline works; its claims are mostly INCONCLUSIVE.
 
 The paper scenarios run at fixed rates chosen for a 2-core machine; --rate
 auto runs each at the rate this machine sustains with an OK fidelity verdict
-(calibrating it once), --rate R at R.`,
+(calibrating it once), --rate R at R.
+
+Progress goes to stderr: a bar per scenario on a terminal, a line per finished
+cell (its verdicts, its retries, the time left) anywhere else.`,
 		Annotations: rootOnly(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checks, err := check.Lookup(args)
@@ -89,12 +92,28 @@ auto runs each at the rate this machine sustains with an OK fidelity verdict
 			opt.Load = func(path string) (*scenario.Scenario, error) {
 				return a.loadForRun(cmd.Context(), path, f.rate, f.recalibrate, &rf, opt.Runner)
 			}
+			// Each scenario's runs get a progress of their own: a bar on a
+			// terminal, else a line per cell (the incast has 448 runs).
+			tell, finish := func(runner.Progress) {}, func() {}
 			if !f.asJSON {
-				opt.Before = func(c, sc string) { fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc) }
-				opt.Done = func(r check.Result) { fmt.Fprintf(a.stderr, "check %s: %s (%.0f s)\n", r.Name, r.Verdict, r.Seconds) }
+				opt.Runner.Progress = func(p runner.Progress) { tell(p) }
+				opt.Before = func(c, sc string) {
+					finish()
+					fmt.Fprintf(a.stderr, "check %s: running %s\n", c, sc)
+					tell, finish = a.progress(fmt.Sprintf("check %s: %s", c, sc), everyCell)
+				}
+				opt.Done = func(r check.Result) {
+					finish()
+					tell, finish = func(runner.Progress) {}, func() {}
+					fmt.Fprintf(a.stderr, "check %s: %s (%.0f s)\n", r.Name, r.Verdict, r.Seconds)
+				}
 			}
-			opt.Failed = func(c string, err error) { fmt.Fprintf(a.stderr, "check %s: %v\n", c, err) }
+			opt.Failed = func(c string, err error) {
+				finish()
+				fmt.Fprintf(a.stderr, "check %s: %v\n", c, err)
+			}
 			rep, err := check.RunAll(cmd.Context(), checks, opt)
+			finish()
 			if rep == nil {
 				return err
 			}

@@ -2,20 +2,15 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/report"
 	"github.com/ftlab/ftlab/orchestrator/runner"
-	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
 
 // agentStarter starts the host agents of a run: in-process agents that
@@ -93,7 +88,7 @@ leftover removes that lab first and says so.`,
 			}
 			var finish func()
 			if !f.quiet && !f.asJSON {
-				opt.Progress, finish = a.progressBar(sc)
+				opt.Progress, finish = a.progress(sc.Name, everyRun)
 			}
 			dir, sum, err := runner.Run(cmd.Context(), sc, opt)
 			if finish != nil {
@@ -126,44 +121,6 @@ leftover removes that lab first and says so.`,
 	}
 	f.add(cmd)
 	return cmd
-}
-
-// progressBar shows a run's progress on stderr: what to tell it, and how
-// to finish it. On a terminal it is a bar redrawn in place; anywhere else
-// (a log, a pipe, CI) a bar would leave every redraw in the file, so each
-// finished run gets one line instead.
-func (a *app) progressBar(sc *scenario.Scenario) (func(runner.Progress), func()) {
-	if !isTerminal(a.stderr) {
-		return func(p runner.Progress) {
-			if p.Status == "building" || p.Status == "running" {
-				return
-			}
-			status := p.Status
-			if p.Verdict != "" {
-				status += ", " + p.Verdict
-			}
-			fmt.Fprintf(a.stderr, "%s: cell %d/%d %s run %d/%d: %s (%d/%d runs, %v)\n",
-				sc.Name, p.Cell, p.Cells, p.CellName, p.Run, p.Runs, status, p.Done, p.Total, p.Elapsed.Round(time.Second))
-		}, func() {}
-	}
-	total := 0
-	for _, c := range sc.Cells {
-		total += len(c.Runs)
-	}
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr),
-		progressbar.OptionSetDescription(sc.Name), progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-	return func(p runner.Progress) {
-		bar.Describe(fmt.Sprintf("cell %d/%d %s run %d/%d: %s", p.Cell, p.Cells, p.CellName, p.Run, p.Runs, p.Status))
-		_ = bar.Set(p.Done)
-	}, func() { _ = bar.Finish() }
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // interrupted is what ftlab run says when it was stopped (Ctrl-C, a
