@@ -16,13 +16,22 @@ import (
 	"github.com/ftlab/ftlab/switchd"
 )
 
-// drainAcks is how long a complete run at least still takes the agents'
-// events, so the last acknowledgements reach their senders before the
-// agents stop; a fabric whose maximum RTT is longer (link delays) drains
-// for two of them, so that the copies still in flight when the last
-// message was delivered (its last ACKs, retransmissions sent before they
-// arrived) land before the hosts' packet counts are read.
-const drainAcks = 200 * time.Millisecond
+// After the last delivery a run waits for its senders' last reports: until
+// every sender said its message was acknowledged, and then one maximum
+// RTT (at least drainStrays) so that the copies still in flight then
+// (retransmissions and probes sent before the last ACK arrived, and their
+// ACKs) land before the agents stop and the hosts' packets are counted.
+// It never waits more than drainLimit, at least drainAcks, after the last
+// delivery: the fixed drain this replaced, which waited that long every
+// time (200 ms per run of the demo, whose RTT is 15 ms).
+const (
+	drainAcks   = 200 * time.Millisecond
+	drainStrays = 20 * time.Millisecond
+)
+
+// drainLimit is the longest a complete run drains: two maximum RTTs, at
+// least drainAcks.
+func drainLimit(maxRTT time.Duration) time.Duration { return max(drainAcks, 2*maxRTT) }
 
 // runOnce runs one repetition: agents up, messages released on time and
 // after their dependencies, faults injected, until every message is
@@ -49,7 +58,7 @@ func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cel
 	faults, undo := injectFaults(runCtx, ctl, start, run.Timeline)
 	loopErr := x.run(ctx, start, cell.Config.Timeout, faults)
 	if r.Status == results.StatusComplete {
-		x.drain(max(drainAcks, 2*cell.Config.MaxRTT))
+		x.drain(max(drainStrays, cell.Config.MaxRTT), drainLimit(cell.Config.MaxRTT))
 	}
 
 	cancel()
@@ -326,18 +335,40 @@ func (x *exchange) sent(ev AgentEvent) {
 	}
 }
 
-// drain takes the senders' last reports for d after every message was
-// delivered.
-func (x *exchange) drain(d time.Duration) {
-	end := time.After(d)
+// drain takes the senders' last reports after every message was
+// delivered: until each message's sender reported it acknowledged and
+// strays more passed, or limit passed.
+func (x *exchange) drain(strays, limit time.Duration) {
+	end := time.NewTimer(limit)
+	defer end.Stop()
+	var settled <-chan time.Time
+	if x.allSent() {
+		settled = time.After(strays)
+	}
 	for {
 		select {
 		case ev := <-x.agents.Events():
 			if ev.Kind == EventSent {
 				x.sent(ev)
+				if settled == nil && x.allSent() {
+					settled = time.After(strays)
+				}
 			}
-		case <-end:
+		case <-settled:
+			return
+		case <-end.C:
 			return
 		}
 	}
+}
+
+// allSent reports whether every message's sender has reported it
+// acknowledged.
+func (x *exchange) allSent() bool {
+	for _, m := range x.msgs {
+		if m.Sent == nil {
+			return false
+		}
+	}
+	return true
 }
