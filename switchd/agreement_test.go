@@ -241,6 +241,48 @@ func TestModelAgreesWithQdisc(t *testing.T) {
 	if delivered > 1.02*rate {
 		t.Errorf("delivered %.2f Mbit/s, above the %.0f Mbit/s link rate (+2%%)", delivered/1e6, rate/1e6)
 	}
+
+	// A restarted watch measures from zero, as a new one would (the
+	// runner keeps one watch for the runs of a cell and restarts it for
+	// each), and counts what comes after.
+	var before uint64
+	for _, p := range stats {
+		if p.Switch == bottleneck && p.Port == port {
+			before = p.Dequeue.Dequeues
+		}
+	}
+	if err := dq.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	dequeues := func() (total, atBottleneck uint64) {
+		st, err := l.control().Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dq.Fill(st); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st {
+			total += p.Dequeue.Dequeues
+			if p.Switch == bottleneck && p.Port == port {
+				atBottleneck = p.Dequeue.Dequeues
+			}
+		}
+		return total, atBottleneck
+	}
+	if total, _ := dequeues(); total != 0 {
+		t.Errorf("right after Restart the watch counts %d dequeues, want 0", total)
+	}
+	stop2, done2 := make(chan struct{}), make(chan error, 1)
+	go func() { done2 <- udpBlast(l, senders[0], receiver, 41100, 9, payload, stop2, &sent) }()
+	time.Sleep(200 * time.Millisecond)
+	close(stop2)
+	if err := <-done2; err != nil {
+		t.Fatal(err)
+	}
+	if _, got := dequeues(); got == 0 || got >= before {
+		t.Errorf("after Restart, 200 ms of one sender: %d dequeues at the bottleneck, want some and fewer than the %d of the overload before", got, before)
+	}
 }
 
 // shortfall is how many bytes the port's qdisc sent less than the link

@@ -45,9 +45,17 @@ func HostMark(t *topology.Topology, pinRoot, host string) uint32 {
 // packets while it had them queued. Switch ports are marked by the data
 // plane, host ports by their agents (HostMark). See bpf.DequeueMonitor.
 type DequeueWatch struct {
-	mon   *bpf.DequeueMonitor
-	topo  *topology.Topology
-	marks map[portRef]uint32
+	mon     *bpf.DequeueMonitor
+	topo    *topology.Topology
+	marks   map[portRef]uint32
+	watched []watchedPort
+}
+
+// watchedPort is one mark the monitor counts: a switch port's, with its
+// plane port for the real-queue entry, or a host's alone.
+type watchedPort struct {
+	mark, planePort uint32
+	isSwitch        bool
 }
 
 type portRef struct {
@@ -77,31 +85,43 @@ func (l *Lab) WatchDequeues() (*DequeueWatch, error) {
 			marks[portRef{n.Name, p}] = PortMark(l.PinRoot, i, p)
 		}
 	}
-	mon, err := bpf.StartDequeueMonitor(len(marks), plane)
-	if err != nil {
+	w := &DequeueWatch{topo: l.Topo, marks: marks}
+	for ref, m := range marks {
+		i, isSwitch := index[ref.node]
+		wp := watchedPort{mark: m, isSwitch: isSwitch}
+		if isSwitch {
+			if wp.planePort, err = plane.Switch(i).PlanePort(ref.port); err != nil {
+				return nil, fmt.Errorf("dequeue monitor: %s port %d: %w", ref.node, ref.port, err)
+			}
+		}
+		w.watched = append(w.watched, wp)
+	}
+	if w.mon, err = bpf.StartDequeueMonitor(len(marks), plane); err != nil {
 		return nil, err
 	}
-	for ref, m := range marks {
-		if err := watchPort(mon, plane, index, ref, m); err != nil {
-			return nil, errors.Join(err, mon.Close())
-		}
+	if err := w.Restart(); err != nil {
+		return nil, errors.Join(err, w.mon.Close())
 	}
-	return &DequeueWatch{mon: mon, topo: l.Topo, marks: marks}, nil
+	return w, nil
 }
 
-// watchPort watches one port's mark: a switch port's with its real-queue
-// entry, a host's (its agent marks what it sends; no switch program
-// models its queue) alone.
-func watchPort(mon *bpf.DequeueMonitor, plane *bpf.Plane, index map[string]int, ref portRef, mark uint32) error {
-	i, isSwitch := index[ref.node]
-	if !isSwitch {
-		return mon.Watch(mark)
+// Restart measures every port from zero again, as a new watch of the same
+// lab would, without loading the monitor again (a load is most of a
+// watch's 30-40 ms). The lab's data plane must be the one the watch was
+// started on.
+func (w *DequeueWatch) Restart() error {
+	for _, p := range w.watched {
+		var err error
+		if p.isSwitch {
+			err = w.mon.WatchPort(p.mark, p.planePort)
+		} else {
+			err = w.mon.Watch(p.mark)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	pp, err := plane.Switch(i).PlanePort(ref.port)
-	if err != nil {
-		return fmt.Errorf("dequeue monitor: %s port %d: %w", ref.node, ref.port, err)
-	}
-	return mon.WatchPort(mark, pp)
+	return nil
 }
 
 // Fill sets the Dequeue statistics of every port in ports.

@@ -182,6 +182,8 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 			}()
 			cur := -1
 			var st *lab.State
+			var watches dequeueWatches
+			defer watches.reset()
 			for {
 				it, ok := take()
 				if !ok {
@@ -189,6 +191,7 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 				}
 				cell := sc.Cells[it.ci]
 				if it.ci != cur {
+					watches.reset()
 					hooks.building(it.ci)
 					var err error
 					if st, err = labs.forCell(ctx, cell.Config, CellSeed(cell)); err != nil {
@@ -199,7 +202,7 @@ func runLanes(ctx context.Context, sc *scenario.Scenario, opt Options, hooks lan
 				}
 				hooks.starting(it.ci, it.ri)
 				r := retryDisturbed(ctx, o.RetryDisturbed, func() *results.Run {
-					return runOnce(ctx, st, o, cell, cell.Runs[it.ri])
+					return runOnce(ctx, st, o, cell, cell.Runs[it.ri], &watches)
 				}, func(r *results.Run) { hooks.retried(it.ci, it.ri, r) })
 				hooks.finished(it.ci, it.ri, r)
 				if r.Status == results.StatusFailed {

@@ -37,13 +37,15 @@ func drainLimit(maxRTT time.Duration) time.Duration { return max(drainAcks, 2*ma
 // after their dependencies, faults injected, until every message is
 // delivered, the cell's timeout passes or ctx ends; then what the agents
 // and switches recorded is collected and the run's fidelity judged.
-func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cell, run *scenario.Run) *results.Run {
+// watches, if not nil, keeps the dequeue monitor from one run of the
+// cell to the next.
+func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cell, run *scenario.Run, watches *dequeueWatches) *results.Run {
 	r := &results.Run{Cell: cell.Name, Repetition: run.Repetition, Seed: run.Seed, Bound: run.Bound, Started: time.Now().UTC()}
 	ctl := opt.Store.Control(st)
 	if err := ctl.ResetStats(); err != nil {
 		return failed(r, err)
 	}
-	m := startMeters(ctl, cell.Config)
+	m := startMeters(ctl, cell.Config, watches)
 	defer m.close()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -113,18 +115,57 @@ type meters struct {
 	unmeasured string
 	cpu        *fidelity.Sampler
 	cpuStopped bool
+	ownDQ      bool // dq is this run's alone: close it with the meters
 }
 
-func startMeters(ctl *switchd.Lab, cfg *scenario.Config) *meters {
+func startMeters(ctl *switchd.Lab, cfg *scenario.Config, watches *dequeueWatches) *meters {
 	m := &meters{cpu: fidelity.NewSampler()}
 	if cfg.DataPlane == scenario.Shaped {
 		var err error
-		if m.dq, err = ctl.WatchDequeues(); err != nil {
-			m.unmeasured = err.Error()
+		if watches != nil {
+			m.dq, err = watches.get(ctl)
+		} else {
+			m.dq, err = ctl.WatchDequeues()
+			m.ownDQ = true
+		}
+		if err != nil {
+			m.dq, m.unmeasured = nil, err.Error()
 		}
 	}
 	m.cpu.Start()
 	return m
+}
+
+// dequeueWatches keeps one dequeue monitor for the runs of a cell, on one
+// lab: each run restarts it from zero (switchd.DequeueWatch.Restart)
+// instead of loading it again. A new cell closes it (reset), since its lab
+// may have a new data plane.
+type dequeueWatches struct {
+	w *switchd.DequeueWatch
+}
+
+// get returns the watch, restarted, or a new one.
+func (d *dequeueWatches) get(ctl *switchd.Lab) (*switchd.DequeueWatch, error) {
+	if d.w != nil {
+		if err := d.w.Restart(); err == nil {
+			return d.w, nil
+		}
+		d.reset()
+	}
+	w, err := ctl.WatchDequeues()
+	if err != nil {
+		return nil, err
+	}
+	d.w = w
+	return w, nil
+}
+
+// reset closes the watch, if any.
+func (d *dequeueWatches) reset() {
+	if d.w != nil {
+		_ = d.w.Close()
+		d.w = nil
+	}
 }
 
 // stopCPU ends CPU sampling and returns what it found.
@@ -155,7 +196,7 @@ func (m *meters) ports(ctl *switchd.Lab, r *results.Run) (hosts []switchd.PortSt
 
 func (m *meters) close() {
 	m.stopCPU()
-	if m.dq != nil {
+	if m.dq != nil && m.ownDQ {
 		_ = m.dq.Close()
 	}
 }
