@@ -37,8 +37,8 @@ func drainLimit(maxRTT time.Duration) time.Duration { return max(drainAcks, 2*ma
 // after their dependencies, faults injected, until every message is
 // delivered, the cell's timeout passes or ctx ends; then what the agents
 // and switches recorded is collected and the run's fidelity judged.
-// watches, if not nil, keeps the dequeue monitor from one run of the
-// cell to the next.
+// watches keeps the dequeue monitor from one run of the cell to the next;
+// the caller closes it (reset).
 func runOnce(ctx context.Context, st *lab.State, opt Options, cell *scenario.Cell, run *scenario.Run, watches *dequeueWatches) *results.Run {
 	r := &results.Run{Cell: cell.Name, Repetition: run.Repetition, Seed: run.Seed, Bound: run.Bound, Started: time.Now().UTC()}
 	ctl := opt.Store.Control(st)
@@ -115,21 +115,14 @@ type meters struct {
 	unmeasured string
 	cpu        *fidelity.Sampler
 	cpuStopped bool
-	ownDQ      bool // dq is this run's alone: close it with the meters
 }
 
 func startMeters(ctl *switchd.Lab, cfg *scenario.Config, watches *dequeueWatches) *meters {
 	m := &meters{cpu: fidelity.NewSampler()}
 	if cfg.DataPlane == scenario.Shaped {
 		var err error
-		if watches != nil {
-			m.dq, err = watches.get(ctl)
-		} else {
-			m.dq, err = ctl.WatchDequeues()
-			m.ownDQ = true
-		}
-		if err != nil {
-			m.dq, m.unmeasured = nil, err.Error()
+		if m.dq, err = watches.get(ctl); err != nil {
+			m.unmeasured = err.Error()
 		}
 	}
 	m.cpu.Start()
@@ -194,12 +187,9 @@ func (m *meters) ports(ctl *switchd.Lab, r *results.Run) (hosts []switchd.PortSt
 	return hosts, errors.Join(fillErr, err)
 }
 
-func (m *meters) close() {
-	m.stopCPU()
-	if m.dq != nil && m.ownDQ {
-		_ = m.dq.Close()
-	}
-}
+// close stops what the run measured itself; the dequeue watch is the
+// cell's (dequeueWatches).
+func (m *meters) close() { m.stopCPU() }
 
 // Settling: how long settledStats waits at most, and how often it looks.
 const (

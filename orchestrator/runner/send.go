@@ -123,7 +123,9 @@ func Send(ctx context.Context, opt SendOptions) (*SendResult, error) {
 			watchDestination(ctx, opt.Store.Control(st), st.Topology, opt)
 		}()
 	}
-	r := runOnce(ctx, st, Options{Store: opt.Store, Agents: opt.Agents}, cell, cell.Runs[0], nil)
+	var watches dequeueWatches
+	r := runOnce(ctx, st, Options{Store: opt.Store, Agents: opt.Agents}, cell, cell.Runs[0], &watches)
+	watches.reset()
 	cancel()
 	wg.Wait()
 
