@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/hostagent/wire"
 )
@@ -25,19 +27,25 @@ func ftDatagram(ev uint16, psn uint32, delay, jitter time.Duration, payload int)
 	return netio.Datagram{Peer: netip.MustParseAddr("10.0.0.2"), EV: ev, Payload: b}
 }
 
-// TestDelayLineOrder: the line hands packets on in due order, a path's
-// packets in arrival order even with jitter, each no earlier than its
-// arrival plus its path's delay and the access delay.
-func TestDelayLineOrder(t *testing.T) {
+// runningLoop is a loop running until the test ends.
+func runningLoop(t testing.TB) *Loop {
+	t.Helper()
 	l, err := NewLoop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- l.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	t.Cleanup(func() { cancel(); <-ran; l.Close() })
+	return l
+}
+
+// TestDelayLineOrder: the line hands packets on in due order, a path's
+// packets in arrival order even with jitter, each no earlier than its
+// arrival plus its path's delay and the access delay.
+func TestDelayLineOrder(t *testing.T) {
+	l := runningLoop(t)
 
 	const access = 300 * time.Microsecond
 	type out struct {
@@ -89,6 +97,57 @@ func TestDelayLineOrder(t *testing.T) {
 		if o.late < 0 {
 			t.Fatalf("negative lateness %d", o.late)
 		}
+	}
+}
+
+// TestDelayLineLateStamp: without jitter, a packet whose arrival stamp is
+// earlier than the one before it on its path (that one was stamped late:
+// read while the kernel's arrival stamping was off) still leaves after it,
+// and its lateness says it was held; a packet of another path is not held.
+func TestDelayLineLateStamp(t *testing.T) {
+	l := runningLoop(t)
+
+	const delay, stampedLate = 5 * time.Millisecond, 2 * time.Millisecond
+	type out struct {
+		ev   uint16
+		psn  uint32
+		late time.Duration
+	}
+	var got []out
+	done := make(chan struct{})
+	l.Do(func() {
+		slot := l.NewSlot()
+		line := newDelayLine(slot, -1, 0, 0, 1, 2048, func(d netio.Datagram, _, late int64) {
+			var pk wire.Packet
+			if err := wire.Parse(d.Payload, &pk); err != nil {
+				t.Error(err)
+			}
+			got = append(got, out{pk.EV, pk.PSN, time.Duration(late)})
+			if len(got) == 3 {
+				close(done)
+			}
+		})
+		now := slot.Now()
+		// PSN 1 came first but was stamped 2 ms late; PSN 2 came 0.5 ms
+		// after it, stamped right; PSN 3 on another EV came with PSN 2.
+		line.push(ftDatagram(1, 1, delay, 0, 100), now.Add(stampedLate))
+		line.push(ftDatagram(1, 2, delay, 0, 100), now.Add(500*time.Microsecond))
+		line.push(ftDatagram(2, 3, delay, 0, 100), now.Add(500*time.Microsecond))
+	})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%d of 3 released", len(got))
+	}
+	order := make([]uint32, len(got))
+	for i, o := range got {
+		order[i] = o.psn
+	}
+	if diff := cmp.Diff([]uint32{3, 1, 2}, order); diff != "" {
+		t.Fatalf("release order (-want +got):\n%s", diff)
+	}
+	if held := stampedLate - 500*time.Microsecond; got[2].late < held {
+		t.Errorf("PSN 2 held %v behind PSN 1, counted %v late: the hold must count as lateness", held, got[2].late)
 	}
 }
 

@@ -286,8 +286,13 @@ func (c *SocketConn) MaxPayload() int { return c.maxPayload }
 
 // Timestamp makes the kernel stamp every datagram received from now on
 // with its arrival time (SO_TIMESTAMPNS: Datagram.RxNs), for a receiver
-// that must know when a datagram came, not when it was read.
+// that must know when a datagram came, not when it was read. It holds
+// stamping on for the process (HoldStamps), so that closing this conn
+// does not switch it off for the next one.
 func (c *SocketConn) Timestamp() error {
+	if err := HoldStamps(); err != nil {
+		return err
+	}
 	if err := unix.SetsockoptInt(c.udp, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 		return fmt.Errorf("netio: SO_TIMESTAMPNS: %w", err)
 	}

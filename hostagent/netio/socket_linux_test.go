@@ -305,3 +305,41 @@ func TestSocketConnTimestamp(t *testing.T) {
 		t.Fatalf("stamp %d not within the send at %d and the read by %d", got[0].RxNs, before, after)
 	}
 }
+
+// TestTimestampsOutliveTheirConn: after the last stamping conn closes, the
+// next one's first datagram is still stamped when it arrived, not when it
+// was read. The kernel switches arrival stamping off with the last socket
+// that asks for it and back on later, from a work queue; a datagram that
+// comes in between is stamped at the read (here 20 ms late), which a
+// delay line takes for its arrival. HoldStamps keeps stamping on.
+func TestTimestampsOutliveTheirConn(t *testing.T) {
+	nsA, nsB := pair(t)
+	a := listen(t, nsA, netio.SocketConfig{Port: 4791})
+	first := listen(t, nsB, netio.SocketConfig{Port: 4791, Addr: netip.MustParseAddr("10.99.0.2")})
+	if err := first.Timestamp(); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	// Long enough for the kernel's work queue to switch stamping off,
+	// were nothing holding it on.
+	time.Sleep(200 * time.Millisecond)
+	b := listen(t, nsB, netio.SocketConfig{Port: 4791, Addr: netip.MustParseAddr("10.99.0.2")})
+	if err := b.Timestamp(); err != nil {
+		t.Fatal(err)
+	}
+	const readLate = 20 * time.Millisecond
+	for i := range 3 {
+		before := time.Now().UnixNano()
+		if err := a.Send(netio.Datagram{Peer: b.LocalAddr(), EV: 7, Payload: header(7, 100)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(readLate)
+		got := readN(t, b, 1)
+		if len(got) != 1 {
+			t.Fatalf("datagram %d: %d arrived", i, len(got))
+		}
+		if late := time.Duration(got[0].RxNs - before); late >= readLate/2 {
+			t.Fatalf("datagram %d stamped %v after it was sent, read %v after: stamped at the read, not on arrival", i, late, readLate)
+		}
+	}
+}

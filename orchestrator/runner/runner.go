@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/internal/machine"
 	"github.com/ftlab/ftlab/orchestrator/lab"
 	"github.com/ftlab/ftlab/orchestrator/report"
@@ -94,6 +95,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	}
 	if sc.NeedsRate() {
 		return "", nil, fmt.Errorf("scenario %s says rate: auto and has no rate yet: calibrate it (ftlab bench calibrate) or give it one", sc.Name)
+	}
+	// Arrival stamping on before any lab is built, and for good: each
+	// run's agents close their sockets, and with nothing asking for stamps
+	// the kernel would stamp the next run's first arrivals when they are
+	// read, not when they came (netio.HoldStamps).
+	if err := netio.HoldStamps(); err != nil {
+		return "", nil, err
 	}
 	start := time.Now()
 	if opt.Dir != "" {

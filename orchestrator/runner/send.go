@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftlab/ftlab/hostagent/netio"
 	"github.com/ftlab/ftlab/internal/stats"
 	"github.com/ftlab/ftlab/internal/topology"
 	"github.com/ftlab/ftlab/orchestrator/fidelity"
@@ -106,6 +107,9 @@ type SendSummary struct {
 func Send(ctx context.Context, opt SendOptions) (*SendResult, error) {
 	st, cell, err := sendCell(opt)
 	if err != nil {
+		return nil, err
+	}
+	if err := netio.HoldStamps(); err != nil { // before the agents' first arrival: see there
 		return nil, err
 	}
 	release, err := opt.Store.LockTraffic(opt.Lab)
