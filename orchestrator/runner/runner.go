@@ -123,6 +123,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 		Cores: m.Cores, Started: start.UTC(), Scenario: sc, Strict: opt.Strict,
 	}
 	set := &results.Set{Meta: meta}
+	mw := results.NewMetaWriter(dir)
 	total := 0
 	for _, c := range sc.Cells {
 		total += len(c.Runs)
@@ -164,7 +165,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 			if werr := w.Add(rows); werr != nil && runErr == nil {
 				runErr = werr
 			}
-			_ = results.WriteMeta(dir, meta)
+			_ = mw.Write(meta)
 			p := Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: r.Status}
 			if r.Fidelity != nil {
 				p.Verdict = string(r.Fidelity.Verdict)
@@ -175,7 +176,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 			mu.Lock()
 			defer mu.Unlock()
 			meta.Retried = append(meta.Retried, r)
-			_ = results.WriteMeta(dir, meta)
+			_ = mw.Write(meta)
 			cell := sc.Cells[ci]
 			progress(Progress{Cell: ci + 1, CellName: cell.Name, Run: ri + 1, Runs: len(cell.Runs), Status: "retrying"})
 		},
@@ -206,7 +207,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (dir string, s
 	}
 	meta.Fidelity = overallFidelity(meta.Runs)
 	fidErr := fidelityError(meta)
-	metaErr := results.WriteMeta(dir, meta)
+	metaErr := mw.Write(meta)
 	sum, repErr := report.Write(dir, set)
 	err = errors.Join(runErr, fidErr, metaErr, repErr)
 	if err == nil && ctx.Err() != nil {
