@@ -21,13 +21,9 @@ import (
 // random share of the path's jitter bound, and hands it on then, several
 // at a time when their times fall together.
 //
-// Each path stays first in, first out: a packet never leaves before one
-// of the same path (source, EV and path delay) that came before it. With
-// jitter that is the model (a packet drawn a shorter delay waits for the
-// one before it); without, every packet of a path waits the same time and
-// the rule only matters when an arrival stamp is late (the kernel stamps a
-// datagram when it is read if arrival stamping was off when it came:
-// netio.HoldStamps), and the packet held back then counts as late.
+// Each path stays first in, first out: without jitter every packet of a
+// path waits the same time; with it, a packet never leaves before one of
+// the same path (source, EV and path delay) that came before it.
 type delayLine struct {
 	slot    *Slot
 	slack   time.Duration // how late the release timer may run
@@ -36,14 +32,13 @@ type delayLine struct {
 	rng     *rand.Rand
 	deliver func(d netio.Datagram, delay, late int64)
 
-	heap     heldHeap
-	seq      uint64
-	timer    clock.Timer
-	armed    clock.Time             // when the timer is set to fire; 0: not set
-	paths    map[pathKey]clock.Time // each path's last due time
-	forgetAt int                    // len(paths) at which to forget
-	free     [][]byte
-	size     int // payload buffer size
+	heap  heldHeap
+	seq   uint64
+	timer clock.Timer
+	armed clock.Time // when the timer is set to fire; 0: not set
+	paths map[pathKey]clock.Time
+	free  [][]byte
+	size  int // payload buffer size
 
 	total   transport.DelayRecord
 	heldMax int
@@ -51,10 +46,9 @@ type delayLine struct {
 
 // held is a datagram waiting in a delay line.
 type held struct {
-	due   clock.Time // when it may leave
-	ideal clock.Time // when it should arrive: lateness counts from here
-	seq   uint64     // arrival order: ties leave in it
-	delay int64      // ns it was meant to wait
+	due   clock.Time
+	seq   uint64 // arrival order: ties leave in it
+	delay int64  // ns it was meant to wait
 	d     netio.Datagram
 }
 
@@ -66,8 +60,8 @@ type pathKey struct {
 	delay uint32
 }
 
-// maxPaths bounds the per-path memory: past it, paths whose last packet
-// is due are forgotten (nothing of them is held).
+// maxPaths bounds the jitter's per-path memory: past it, paths whose
+// last packet is due are forgotten (nothing of them is held).
 const maxPaths = 4096
 
 func newDelayLine(slot *Slot, slack, access, accessJitter time.Duration, seed uint64, size int,
@@ -75,7 +69,7 @@ func newDelayLine(slot *Slot, slack, access, accessJitter time.Duration, seed ui
 	return &delayLine{
 		slot: slot, slack: slack, access: int64(access), accessJ: int64(accessJitter),
 		rng: rand.New(rand.NewPCG(seed, 0x64656c6179)), deliver: deliver,
-		paths: map[pathKey]clock.Time{}, forgetAt: maxPaths, size: size,
+		paths: map[pathKey]clock.Time{}, size: size,
 	}
 }
 
@@ -97,23 +91,18 @@ func (l *delayLine) push(d netio.Datagram, arrival clock.Time) {
 		return
 	}
 	delay := int64(acc) + l.access
-	ideal := arrival.Add(time.Duration(delay))
-	j := int64(jit) + l.accessJ
-	if j > 0 {
-		ideal = ideal.Add(time.Duration(l.rng.Int64N(j + 1)))
-	}
-	due := ideal
-	k := pathKey{d.Peer, d.EV, acc}
-	if last, ok := l.paths[k]; ok && due < last {
-		due = last
-		if j > 0 {
-			ideal = due // the jitter model's own hold, not lateness
+	due := arrival.Add(time.Duration(delay))
+	if j := int64(jit) + l.accessJ; j > 0 {
+		due = due.Add(time.Duration(l.rng.Int64N(j + 1)))
+		k := pathKey{d.Peer, d.EV, acc}
+		if last, ok := l.paths[k]; ok && due < last {
+			due = last
 		}
+		if len(l.paths) >= maxPaths {
+			l.forget()
+		}
+		l.paths[k] = due
 	}
-	if len(l.paths) >= l.forgetAt {
-		l.forget()
-	}
-	l.paths[k] = due
 	var buf []byte
 	if n := len(l.free); n > 0 {
 		buf, l.free = l.free[n-1], l.free[:n-1]
@@ -122,14 +111,12 @@ func (l *delayLine) push(d netio.Datagram, arrival clock.Time) {
 	}
 	d.Payload = append(buf[:0], d.Payload...)
 	l.seq++
-	l.heap.push(held{due: due, ideal: ideal, seq: l.seq, delay: delay, d: d})
+	l.heap.push(held{due: due, seq: l.seq, delay: delay, d: d})
 	l.heldMax = max(l.heldMax, len(l.heap))
 	l.arm()
 }
 
-// forget drops the per-path times that no held packet can need, and
-// sets when to look again: at maxPaths, or twice what is left, so that a
-// line holding packets of many paths does not scan them on every push.
+// forget drops the per-path times that no held packet can need.
 func (l *delayLine) forget() {
 	now := l.slot.Now()
 	for k, due := range l.paths {
@@ -137,7 +124,6 @@ func (l *delayLine) forget() {
 			delete(l.paths, k)
 		}
 	}
-	l.forgetAt = max(maxPaths, 2*len(l.paths))
 }
 
 // arm sets the release timer for the earliest held packet.
@@ -165,7 +151,7 @@ func (l *delayLine) release() {
 	now := l.slot.Now()
 	for len(l.heap) > 0 && l.heap[0].due <= now {
 		h := l.heap.pop()
-		late := int64(now - h.ideal)
+		late := int64(now - h.due)
 		l.total.Add(h.delay, late)
 		l.deliver(h.d, h.delay, late)
 		l.free = append(l.free, h.d.Payload)

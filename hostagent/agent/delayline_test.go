@@ -100,54 +100,44 @@ func TestDelayLineOrder(t *testing.T) {
 	}
 }
 
-// TestDelayLineLateStamp: without jitter, a packet whose arrival stamp is
-// earlier than the one before it on its path (that one was stamped late:
-// read while the kernel's arrival stamping was off) still leaves after it,
-// and its lateness says it was held; a packet of another path is not held.
-func TestDelayLineLateStamp(t *testing.T) {
+// TestDelayLineRestoresStampOrder: without jitter, packets of one path
+// leave in the order of their kernel arrival stamps, not in the order they
+// were read. The kernel can hand a link's packets to the socket out of the
+// order it stamped them in (each CPU queues what it received, and a CPU
+// the hypervisor stopped delivers its packets late): in 9 tornado runs, 4
+// packets were read after a later-stamped one of their path, by 0.5-1.9
+// ms. Ordering by stamp puts them back; ordering by read made each a
+// same-EV reorder, which the fidelity verdict fails.
+func TestDelayLineRestoresStampOrder(t *testing.T) {
 	l := runningLoop(t)
 
-	const delay, stampedLate = 5 * time.Millisecond, 2 * time.Millisecond
-	type out struct {
-		ev   uint16
-		psn  uint32
-		late time.Duration
-	}
-	var got []out
+	var got []uint32
 	done := make(chan struct{})
 	l.Do(func() {
 		slot := l.NewSlot()
-		line := newDelayLine(slot, -1, 0, 0, 1, 2048, func(d netio.Datagram, _, late int64) {
+		line := newDelayLine(slot, -1, 0, 0, 1, 2048, func(d netio.Datagram, _, _ int64) {
 			var pk wire.Packet
 			if err := wire.Parse(d.Payload, &pk); err != nil {
 				t.Error(err)
 			}
-			got = append(got, out{pk.EV, pk.PSN, time.Duration(late)})
-			if len(got) == 3 {
+			if got = append(got, pk.PSN); len(got) == 3 {
 				close(done)
 			}
 		})
 		now := slot.Now()
-		// PSN 1 came first but was stamped 2 ms late; PSN 2 came 0.5 ms
-		// after it, stamped right; PSN 3 on another EV came with PSN 2.
-		line.push(ftDatagram(1, 1, delay, 0, 100), now.Add(stampedLate))
-		line.push(ftDatagram(1, 2, delay, 0, 100), now.Add(500*time.Microsecond))
-		line.push(ftDatagram(2, 3, delay, 0, 100), now.Add(500*time.Microsecond))
+		const delay = 5 * time.Millisecond
+		// Read in the order 2, 1, 3; stamped 1, 2, 3.
+		line.push(ftDatagram(1, 2, delay, 0, 100), now.Add(1600*time.Microsecond))
+		line.push(ftDatagram(1, 1, delay, 0, 100), now)
+		line.push(ftDatagram(1, 3, delay, 0, 100), now.Add(3200*time.Microsecond))
 	})
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%d of 3 released", len(got))
 	}
-	order := make([]uint32, len(got))
-	for i, o := range got {
-		order[i] = o.psn
-	}
-	if diff := cmp.Diff([]uint32{3, 1, 2}, order); diff != "" {
+	if diff := cmp.Diff([]uint32{1, 2, 3}, got); diff != "" {
 		t.Fatalf("release order (-want +got):\n%s", diff)
-	}
-	if held := stampedLate - 500*time.Microsecond; got[2].late < held {
-		t.Errorf("PSN 2 held %v behind PSN 1, counted %v late: the hold must count as lateness", held, got[2].late)
 	}
 }
 
