@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/ftlab/ftlab/orchestrator/scenario"
 )
@@ -52,7 +50,7 @@ func (w *MetaWriter) Write(m *Meta) error {
 		return err
 	}
 	var b bytes.Buffer
-	b.Grow(len(data) + len(w.scEnc) + (len(m.Runs)+len(m.Retried))*len(w.anyRun()))
+	b.Grow(len(data) + len(w.scEnc))
 	rest, err := splice(&b, data, scenarioKey, "null", func() error {
 		if m.Scenario == nil {
 			b.WriteString("null")
@@ -92,11 +90,7 @@ func (w *MetaWriter) Write(m *Meta) error {
 	}
 	b.Write(rest)
 	b.WriteByte('\n')
-	tmp := filepath.Join(w.dir, RunFile+".tmp")
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(w.dir, RunFile))
+	return writeAtomic(w.dir, RunFile, b.Bytes())
 }
 
 // splice copies data to b up to and including the member key, checks
@@ -116,14 +110,6 @@ func splice(b *bytes.Buffer, data []byte, key, standIn string, value func() erro
 		return nil, err
 	}
 	return data[j+len(standIn):], nil
-}
-
-// anyRun is the encoding of one run already written, for sizing.
-func (w *MetaWriter) anyRun() []byte {
-	for _, enc := range w.runs {
-		return enc
-	}
-	return nil
 }
 
 // array writes runs as a JSON array at the depth of the top level's

@@ -124,8 +124,14 @@ func WriteJSON(dir, name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeAtomic(dir, name, append(data, '\n'))
+}
+
+// writeAtomic writes data to name in dir through a temporary file, so a
+// reader sees the old file or the new one, never half of one.
+func writeAtomic(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, name))
